@@ -1,0 +1,68 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { createHost, HOST_VERSION, SettingsError, type AckHost } from '@ack/host';
+import { builtInModules } from '../registry.js';
+import { parsePort } from '../options.js';
+
+export interface ServeOptions {
+  appDir?: string;
+  port?: number;
+  host?: string;
+}
+
+/**
+ * `ack serve`: start the host over an application home. Exit codes: 2 for settings that cannot be
+ * used, 1 when the port is taken or start-up fails, 0 after a clean SIGINT/SIGTERM shut-down.
+ */
+export async function serve(options: ServeOptions): Promise<void> {
+  const appDir = path.resolve(options.appDir ?? process.cwd());
+  let host: AckHost;
+  try {
+    host = await createHost({ appDir, modules: builtInModules });
+  } catch (err) {
+    process.stderr.write(`ack: ${(err as Error).message}\n`);
+    process.exit(err instanceof SettingsError ? 2 : 1);
+  }
+  const port = options.port ?? host.settings.AppSettings.ServerPort;
+  try {
+    await host.listen({ port, host: options.host });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const where = `${options.host ?? '*'}:${port}`;
+    const text = code === 'EADDRINUSE' ? `port ${port} is already in use (${where})` : code === 'EACCES' ? `no permission to listen on ${where}` : (err as Error).message;
+    process.stderr.write(`ack: ${text}\n`);
+    await host.close({ graceMs: 0 });
+    process.exit(1);
+  }
+  const log = host.logger;
+  log.info(`ack ${HOST_VERSION} on Node ${process.version}`);
+  log.info(`entry base path ${host.paths.entryBasePath}`);
+  log.info(`listening on ${host.url}${options.host ? '' : ` (all interfaces, port ${port})`}`);
+  log.info(`modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: stopping (finishing requests in flight)`);
+    host.close({ graceMs: 10_000 }).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`ack: shut-down failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve an application home (the folder holding appsettings.json)')
+    .option('--app-dir <dir>', 'folder holding appsettings.json (the entry base path); default: the current folder')
+    .option('--port <n>', 'port to listen on (default AppSettings:ServerPort, 8421)', parsePort)
+    .option('--host <addr>', 'address to listen on (default: all interfaces)')
+    .action(async (opts: ServeOptions) => serve(opts));
+}

@@ -1,0 +1,201 @@
+import http from 'node:http';
+import path from 'node:path';
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import type { AckRequest, ContractChange, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
+import { loadHostSettings } from './settings/load.js';
+import type { HostSettings } from './settings/schema.js';
+import { createHostPaths, type HostPaths } from './paths/host-paths.js';
+import { createHostLogging, type LoggingOptions } from './logging/create-logging.js';
+import type { Logger } from './logging/logger.js';
+import { createKeyring, type Keyring } from './keys/keyring.js';
+import { loadModules, type LoadedModule, type SkippedModule } from './modules/load-modules.js';
+import { createEdge } from './pipeline/edge/index.js';
+import { runHandlers } from './pipeline/run-handlers.js';
+import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
+import { createSessionMiddleware } from './session/create-session.js';
+import { createSignInPhase } from './sign-in/index.js';
+import { createContractSyncRoutes } from './contract-sync/index.js';
+import { parseTimeSpanMs } from './settings/time-span.js';
+
+export const HOST_VERSION = '0.1.0';
+
+export interface CreateHostOptions {
+  /** Folder holding appsettings.json: the entry base path. */
+  appDir: string;
+  /** Built-in module implementations by module id. */
+  modules: ModuleRegistry;
+  env?: NodeJS.ProcessEnv;
+  logging?: LoggingOptions;
+}
+
+export interface ListenOptions {
+  /** Default: `AppSettings:ServerPort` (8421). 0 picks a free port. */
+  port?: number;
+  /** Default: all interfaces. */
+  host?: string;
+}
+
+export interface AckHost {
+  readonly settings: HostSettings;
+  readonly settingsFile: string;
+  readonly paths: HostPaths;
+  readonly logger: Logger;
+  readonly keys: Keyring;
+  readonly modules: readonly LoadedModule[];
+  readonly skippedModules: readonly SkippedModule[];
+  readonly server: http.Server;
+  /** Base URL once listening, e.g. `http://127.0.0.1:8421`. */
+  readonly url: string;
+  listen(options?: ListenOptions): Promise<string>;
+  /** Stops accepting, lets requests in flight finish (bounded), closes modules, flushes logs. */
+  close(options?: { graceMs?: number }): Promise<void>;
+}
+
+/**
+ * Builds the host: settings, logging, modules and the request pipeline (DESIGN §3). Phases:
+ * edge → public → [static, for GET/HEAD outside route prefixes] → Express (session, sign-in,
+ * host and module routes) → not found → errors. Static requests are answered in front of Express's
+ * router because they are most of a screen host's traffic; no route prefix is ever served by a
+ * static handler, so the outcome is the one the phase order defines.
+ */
+export async function createHost(options: CreateHostOptions): Promise<AckHost> {
+  const env = options.env ?? process.env;
+  const { settings, file: settingsFile } = loadHostSettings(options.appDir, env);
+  const paths = createHostPaths(path.dirname(settingsFile), env);
+  const logging = createHostLogging(settings, paths, options.logging);
+  const logger = logging.logger;
+  const app = settings.AppSettings;
+  const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'));
+
+  let selfUrl = '';
+  const loaded: LoadedModule[] = [];
+  const services: HostServices = {
+    selfUrl: () => selfUrl,
+    keys,
+    createRouter: () => express.Router(),
+    loadedModules: () => loaded.map((m) => m.id),
+    async notifyContractChange(moduleId: string, change: ContractChange) {
+      const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
+      if (!target?.contributions.refreshContract) return false;
+      await target.contributions.refreshContract(change);
+      return true;
+    },
+  };
+
+  const result = await loadModules(settings, paths, options.modules, logger, services);
+  loaded.push(...result.loaded);
+
+  const edge = createEdge(settings, paths, logger);
+  const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
+  const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
+  const routes: ModuleRoutes[] = [
+    ...createContractSyncRoutes(settings, paths, logger.child('contractsync')),
+    ...loaded.flatMap((m) => m.contributions.routes ?? []),
+  ];
+  const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
+  const underRoute = (rawPath: string) => {
+    const p = rawPath.toLowerCase();
+    return routePrefixes.some((prefix) => p === prefix || p.startsWith(prefix + '/'));
+  };
+
+  const respondError = createErrorResponder({
+    showExceptionDetail: app.IsExceptionDetailText && app.RunningEnvironment === 'D',
+    logger,
+  });
+
+  const expressApp = express();
+  expressApp.disable('x-powered-by');
+  expressApp.set('etag', false);
+  const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
+  if (sessionMiddleware) expressApp.use(sessionMiddleware);
+  const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
+  if (signIn) expressApp.use(signIn);
+  for (const route of routes) expressApp.use(route.mount, route.handler);
+  expressApp.use((req, res) => sendNotFound(req as unknown as AckRequest, res));
+  expressApp.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    respondError(err, req as unknown as AckRequest, res);
+  });
+
+  const onRequest = (request: http.IncomingMessage, res: http.ServerResponse) => {
+    const req = request as AckRequest;
+    const fail = (err: unknown) => respondError(err, req, res);
+    const toRoutes = () => expressApp(req as never, res as never);
+    const toStatic = () => {
+      if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.rawPath)) {
+        runHandlers(staticHandlers, req, res, toRoutes, fail);
+      } else toRoutes();
+    };
+    const toPublic = () => (publicHandlers.length > 0 ? runHandlers(publicHandlers, req, res, toStatic, fail) : toStatic());
+    try {
+      edge.begin(req, res);
+    } catch (err) {
+      return fail(err);
+    }
+    runHandlers(edge.handlers, req, res, toPublic, fail);
+  };
+
+  const limits = settings.Kestrel.Limits;
+  const server = http.createServer(
+    {
+      keepAliveTimeout: parseTimeSpanMs(limits.KeepAliveTimeout),
+      headersTimeout: parseTimeSpanMs(limits.RequestHeadersTimeout),
+      // Bounds a request whose body trickles in; large uploads on slow links still get 10 minutes.
+      requestTimeout: 600_000,
+    },
+    onRequest,
+  );
+  if (limits.MaxConcurrentConnections !== null) server.maxConnections = limits.MaxConcurrentConnections;
+
+  let closing: Promise<void> | undefined;
+  const host: AckHost = {
+    settings,
+    settingsFile,
+    paths,
+    logger,
+    keys,
+    modules: loaded,
+    skippedModules: result.skipped,
+    server,
+    get url() {
+      return selfUrl;
+    },
+    listen(listenOptions = {}) {
+      const port = listenOptions.port ?? app.ServerPort;
+      return new Promise<string>((resolve, reject) => {
+        const onError = (err: Error) => reject(err);
+        server.once('error', onError);
+        server.listen(port, listenOptions.host, () => {
+          server.off('error', onError);
+          const address = server.address() as AddressInfo;
+          const shown = !listenOptions.host || listenOptions.host === '0.0.0.0' || listenOptions.host === '::' ? '127.0.0.1' : address.address;
+          selfUrl = `http://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`;
+          resolve(selfUrl);
+        });
+      });
+    },
+    close({ graceMs = 10_000 } = {}) {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        await stopped;
+        clearTimeout(timer);
+        for (const m of [...loaded].reverse()) {
+          try {
+            await m.contributions.close?.();
+          } catch (err) {
+            logger.error(`module ${m.id} failed to close`, err as Error);
+          }
+        }
+        (sessionMiddleware as { close?: () => void } | undefined)?.close?.();
+        await logging.close();
+      })();
+      return closing;
+    },
+  };
+
+  for (const s of result.skipped) logger.info(`module ${s.id} skipped: ${s.reason}`);
+  for (const m of loaded) logger.info(`module ${m.id} loaded from ${m.directory}`);
+  return host;
+}

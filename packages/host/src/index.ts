@@ -1,0 +1,30 @@
+export { createHost, HOST_VERSION } from './host.js';
+export type { AckHost, CreateHostOptions, ListenOptions } from './host.js';
+export type {
+  AckModuleFactory,
+  AckRequest,
+  ContractChange,
+  HostServices,
+  ModuleContext,
+  ModuleContributions,
+  ModuleJson,
+  ModuleRegistry,
+  ModuleRoutes,
+  Next,
+  RawHandler,
+  RequestContext,
+} from './modules/contract.js';
+export { SettingsError, loadHostSettings } from './settings/load.js';
+export type { LoadedSettings } from './settings/load.js';
+export * from './settings/schema.js';
+export { parseTimeSpanMs } from './settings/time-span.js';
+export type { Logger } from './logging/logger.js';
+export { createHostPaths } from './paths/host-paths.js';
+export type { HostPaths } from './paths/host-paths.js';
+export { expandEnvVars } from './paths/env-expand.js';
+export { resolveContainedPath, checkNoSymlinkEscape } from './paths/contained-path.js';
+export type { ContainedPath, PathRejection } from './paths/contained-path.js';
+export { ProblemError, problemBody, sendProblem } from './http/problem.js';
+export type { Problem } from './http/problem.js';
+export { isApiRequest, sendNotFound } from './pipeline/errors.js';
+export type { Keyring } from './keys/keyring.js';

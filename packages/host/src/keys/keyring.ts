@@ -1,0 +1,58 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Keys for signing cookies and tokens. One master key, from `Security:SigningKey` or a key file
+ * created on first start (mode 0600, never a constant in code); each purpose gets its own key
+ * derived with HKDF so that a value signed for one purpose never verifies for another.
+ */
+export interface Keyring {
+  /** A 32-byte key for the named purpose (`session`, `auth-cookie`, `antiforgery`, ...). */
+  key(purpose: string): Buffer;
+  /** Where the master key came from, for the start-up log (never the key itself). */
+  readonly source: 'setting' | 'file';
+}
+
+export function createKeyring(configuredKey: string, keyFile: string): Keyring {
+  let master: Buffer;
+  let source: Keyring['source'];
+  if (configuredKey.trim() !== '') {
+    master = Buffer.from(configuredKey, 'utf8');
+    source = 'setting';
+  } else {
+    master = readOrCreateKeyFile(keyFile);
+    source = 'file';
+  }
+  const cache = new Map<string, Buffer>();
+  return {
+    source,
+    key(purpose) {
+      let k = cache.get(purpose);
+      if (!k) {
+        k = Buffer.from(crypto.hkdfSync('sha256', master, Buffer.alloc(0), `ack:${purpose}`, 32));
+        cache.set(purpose, k);
+      }
+      return k;
+    },
+  };
+}
+
+function readOrCreateKeyFile(keyFile: string): Buffer {
+  try {
+    const text = fs.readFileSync(keyFile, 'utf8').trim();
+    if (text.length >= 32) return Buffer.from(text, 'base64url');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  fs.mkdirSync(path.dirname(keyFile), { recursive: true, mode: 0o700 });
+  const key = crypto.randomBytes(32);
+  // `wx`: if two hosts start at once, the second reads the first one's key instead of replacing it.
+  try {
+    fs.writeFileSync(keyFile, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    return key;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'base64url');
+  }
+}

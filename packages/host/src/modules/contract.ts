@@ -1,0 +1,116 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler, Router } from 'express';
+import type { HostSettings } from '../settings/schema.js';
+import type { Logger } from '../logging/logger.js';
+import type { HostPaths } from '../paths/host-paths.js';
+import type { Keyring } from '../keys/keyring.js';
+
+/**
+ * The module contract (DESIGN §3). A module is a factory; the host calls it once at start with a
+ * context and the module answers with what it adds to each pipeline phase. The host owns the
+ * order of phases; modules own their handlers. Modules load in `LoadModules` order, and within a
+ * phase their handlers run in that order.
+ */
+export type AckModuleFactory = (ctx: ModuleContext) => ModuleContributions | Promise<ModuleContributions>;
+
+/** Per-request facts worked out once by the edge phase. */
+export interface RequestContext {
+  /** Request id (from a trusted `X-Request-ID` or generated). */
+  id: string;
+  /** Client address after the forwarded-headers rule (only trusted proxies may change it). */
+  clientIp: string;
+  /** Scheme as the client sees it (after trusted `X-Forwarded-Proto`). */
+  protocol: 'http' | 'https';
+  /** Path part of the URL, still percent-encoded, without the query string. */
+  rawPath: string;
+  /** Query string without the leading `?` (empty when none). */
+  rawQuery: string;
+  /** Time the request arrived (for access logs). */
+  startedAt: bigint;
+}
+
+export interface AckRequest extends IncomingMessage {
+  ack: RequestContext;
+}
+
+export type Next = (err?: unknown) => void;
+
+/**
+ * A handler on Node's own request and response (no Express): used by the phases that must stay
+ * lean (public and static), which are the bulk of a screen host's traffic. Call `next()` to pass
+ * the request on, `next(err)` to answer with the host's error handler.
+ */
+export type RawHandler = (req: AckRequest, res: ServerResponse, next: Next) => void | Promise<void>;
+
+/** A change reported to a module whose contract file was written or removed. */
+export interface ContractChange {
+  changeType: 'Created' | 'Changed' | 'Deleted';
+  /** Path relative to the module's contract folder, `/` separated, no leading `/`. */
+  filePath: string;
+}
+
+export interface ModuleRoutes {
+  /** Path prefix the router is mounted at, e.g. `/wwwroot/api`. Static handlers never answer under it. */
+  mount: string;
+  /** An Express router or handler; runs after the session and sign-in phases. */
+  handler: RequestHandler;
+}
+
+export interface ModuleContributions {
+  /** Phase 2: before session and authentication (shared files, manifest). GET/HEAD and others. */
+  public?: RawHandler[];
+  /** Phase 4: module APIs. */
+  routes?: ModuleRoutes[];
+  /** Phase 5: static handlers; only GET and HEAD outside every route prefix reach them. */
+  static?: RawHandler[];
+  /** Called after a contract file of this module changed (e.g. by sync upload). */
+  refreshContract?(change: ContractChange): Promise<void> | void;
+  /** Called once at shut-down, after the server stopped accepting requests. */
+  close?(): Promise<void> | void;
+}
+
+/** `module.json` as the original writes it; `ModuleConfig` is the module's own to validate. */
+export interface ModuleJson {
+  ModuleID?: string;
+  Name?: string;
+  Version?: string;
+  /** Optional: a JS file (relative to the module folder) whose default export is the factory. */
+  EntryPoint?: string;
+  ModuleConfig?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface ModuleContext {
+  /** The name in `LoadModules` (the module folder's name). */
+  id: string;
+  /** `<LoadModuleBasePath>/<id>`. */
+  directory: string;
+  /** Path of this module's `module.json`. */
+  settingsFile: string;
+  /** Parsed `module.json`. */
+  moduleJson: ModuleJson;
+  /** The host's validated settings (appsettings.json). */
+  settings: HostSettings;
+  paths: HostPaths;
+  /** Logger labelled with the module id. */
+  logger: Logger;
+  host: HostServices;
+}
+
+/** What the host offers every module. */
+export interface HostServices {
+  /** Base URL of this host's own listener (e.g. `http://127.0.0.1:8421`); known once listening. */
+  selfUrl(): string;
+  /** Keys derived from the host's signing key, one per purpose. */
+  keys: Keyring;
+  /** Tells the module that owns `moduleId` that one of its contract files changed, if it listens. */
+  notifyContractChange(moduleId: string, change: ContractChange): Promise<boolean>;
+  /** A new Express router (so a module in its own folder needs no Express of its own). */
+  createRouter(): Router;
+  /** Ids of the modules that loaded, in load order. */
+  loadedModules(): readonly string[];
+}
+
+export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;
+
+export type { ServerResponse };

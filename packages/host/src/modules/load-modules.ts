@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { SettingsError } from '../settings/load.js';
+import type { AckModuleFactory, HostServices, ModuleContributions, ModuleJson, ModuleRegistry } from './contract.js';
+import type { HostSettings } from '../settings/schema.js';
+import type { HostPaths } from '../paths/host-paths.js';
+import type { Logger } from '../logging/logger.js';
+
+export interface LoadedModule {
+  id: string;
+  directory: string;
+  contributions: ModuleContributions;
+}
+
+export interface SkippedModule {
+  id: string;
+  reason: string;
+}
+
+/**
+ * Loads the modules named in `LoadModules`, in that order (not directory order). A name with no
+ * folder, no `module.json` or no implementation is skipped with a reason; a `module.json` that is
+ * not valid JSON stops start-up naming the file. The implementation comes from the registry the
+ * caller hands in (built-in modules) or from the module's `EntryPoint` file.
+ */
+export async function loadModules(
+  settings: HostSettings,
+  paths: HostPaths,
+  registry: ModuleRegistry,
+  logger: Logger,
+  host: HostServices,
+): Promise<{ loaded: LoadedModule[]; skipped: SkippedModule[] }> {
+  const base = paths.resolve(settings.AppSettings.LoadModuleBasePath);
+  const loaded: LoadedModule[] = [];
+  const skipped: SkippedModule[] = [];
+  const seen = new Set<string>();
+  for (const id of settings.AppSettings.LoadModules.map((n) => n.trim()).filter(Boolean)) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (!/^[A-Za-z0-9_.-]+$/.test(id) || id === '.' || id === '..') {
+      skipped.push({ id, reason: 'not a plain module name' });
+      continue;
+    }
+    const directory = path.join(base, id);
+    const settingsFile = path.join(directory, 'module.json');
+    if (!isDirectory(directory)) {
+      skipped.push({ id, reason: `no folder ${directory}` });
+      continue;
+    }
+    let text: string;
+    try {
+      text = fs.readFileSync(settingsFile, 'utf8');
+    } catch {
+      skipped.push({ id, reason: `no module.json in ${directory}` });
+      continue;
+    }
+    let moduleJson: ModuleJson;
+    try {
+      const parsed: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the top level must be an object');
+      moduleJson = parsed as ModuleJson;
+    } catch (err) {
+      throw new SettingsError(`${settingsFile}: not valid module settings JSON (${(err as Error).message})`);
+    }
+    const factory = registry[id] ?? (await importEntryPoint(directory, settingsFile, moduleJson));
+    if (!factory) {
+      skipped.push({ id, reason: 'no implementation (not built in, and module.json has no EntryPoint)' });
+      continue;
+    }
+    const moduleLogger = logger.child(id);
+    let contributions: ModuleContributions;
+    try {
+      contributions = await factory({ id, directory, settingsFile, moduleJson, settings, paths, logger: moduleLogger, host });
+    } catch (err) {
+      if (err instanceof SettingsError) throw err;
+      throw new Error(`module ${id} failed to start: ${(err as Error).message}`, { cause: err });
+    }
+    loaded.push({ id, directory, contributions });
+  }
+  return { loaded, skipped };
+}
+
+async function importEntryPoint(directory: string, settingsFile: string, moduleJson: ModuleJson): Promise<AckModuleFactory | undefined> {
+  if (typeof moduleJson.EntryPoint !== 'string' || moduleJson.EntryPoint.trim() === '') return undefined;
+  const file = path.resolve(directory, moduleJson.EntryPoint);
+  if (!fs.existsSync(file)) throw new SettingsError(`${settingsFile}: EntryPoint ${file} does not exist`);
+  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  if (typeof mod.default !== 'function') throw new SettingsError(`${settingsFile}: EntryPoint ${file} has no default export function`);
+  return mod.default as AckModuleFactory;
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

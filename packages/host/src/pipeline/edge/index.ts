@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import compression from 'compression';
+import type { ServerResponse } from 'node:http';
+import type { AckRequest, RawHandler } from '../../modules/contract.js';
+import type { HostSettings } from '../../settings/schema.js';
+import type { HostPaths } from '../../paths/host-paths.js';
+import type { Logger } from '../../logging/logger.js';
+import { sendProblem } from '../../http/problem.js';
+import { createForwardedPolicy, resolveClient } from './client-address.js';
+import { createIpAllowList } from './ip-allow-list.js';
+import { computeSecurityHeaders } from './security-headers.js';
+import { createCorsHandler } from './cors-policy.js';
+
+/**
+ * Phase 1 of the pipeline (DESIGN §3): one implementation of every edge behaviour, run for every
+ * request whatever path answers it (lean static path or Express routes). Built once at start.
+ */
+export interface Edge {
+  /** Fills `req.ack`; must run first. */
+  begin(req: AckRequest, res: ServerResponse): void;
+  handlers: RawHandler[];
+}
+
+let sequence = 0;
+const bootId = Date.now().toString(36);
+
+export function createEdge(settings: HostSettings, paths: HostPaths, logger: Logger): Edge {
+  const app = settings.AppSettings;
+  const forwarded = createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy);
+  const allowList = createIpAllowList(app.WithOnlyIPs);
+  if (allowList.wildcard && app.Security.WarnOnWildcardAllowClientIP) {
+    logger.warn('WithOnlyIPs contains "*": every client address is allowed');
+  }
+  const securityHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, readCsp(paths, app.IsEnabledCSP, logger));
+  const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
+  const handlers: RawHandler[] = [];
+
+  if (!allowList.open) {
+    handlers.push((req, res, next) => {
+      if (allowList.allows(req.ack.clientIp)) return next();
+      sendProblem(res, { status: 403, code: 'host.ip_not_allowed', detail: 'This client address is not allowed.' }, req.method);
+    });
+  }
+  handlers.push((req, res, next) => {
+    // A malformed percent-encoding cannot name any file or route: refuse it once, here.
+    if (req.ack.rawPath.includes('%')) {
+      try {
+        decodeURIComponent(req.ack.rawPath);
+      } catch {
+        return sendProblem(res, { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' }, req.method);
+      }
+    }
+    if (maxBody !== null) {
+      const length = Number(req.headers['content-length'] ?? 0);
+      if (length > maxBody) {
+        res.setHeader('Connection', 'close');
+        return sendProblem(res, { status: 413, code: 'request.body_too_large', detail: `The request body is over ${maxBody} bytes.` }, req.method);
+      }
+    }
+    for (const [name, value] of securityHeaders) res.setHeader(name, value);
+    next();
+  });
+  handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));
+  if (app.UseResponseComression) {
+    const compress = compression();
+    handlers.push((req, res, next) => {
+      compress(req as never, res as never, next);
+    });
+  }
+  if (app.UseHttpLogging) {
+    const access = logger.child('http');
+    handlers.push((req, res, next) => {
+      res.once('finish', () => {
+        const ms = Number(process.hrtime.bigint() - req.ack.startedAt) / 1e6;
+        access.info(`${req.method} ${req.ack.rawPath} ${res.statusCode} ${ms.toFixed(1)} ms`);
+      });
+      next();
+    });
+  }
+
+  return {
+    handlers,
+    begin(req, res) {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const { ip, protocol } = resolveClient(
+        forwarded,
+        req.socket.remoteAddress,
+        (req.socket as { encrypted?: boolean }).encrypted === true,
+        req.headers['x-forwarded-for'],
+        req.headers['x-forwarded-proto'],
+      );
+      const id = `${bootId}-${(++sequence).toString(36)}`;
+      req.ack = {
+        id,
+        clientIp: ip,
+        protocol,
+        rawPath: q === -1 ? url : url.slice(0, q),
+        rawQuery: q === -1 ? '' : url.slice(q + 1),
+        startedAt: process.hrtime.bigint(),
+      };
+      res.setHeader('X-Request-ID', id);
+    },
+  };
+}
+
+function readCsp(paths: HostPaths, enabled: boolean, logger: Logger): string | undefined {
+  if (!enabled) return undefined;
+  const file = paths.resolve('content-security-policy.txt');
+  try {
+    return fs.readFileSync(file, 'utf8').replace(/[\r\n]+/g, ' ').replace(/\t/g, ' ').trim() || undefined;
+  } catch {
+    logger.info(`IsEnabledCSP: no ${file}; using helmet's default policy`);
+    return undefined;
+  }
+}

@@ -1,0 +1,34 @@
+import helmet, { type HelmetOptions } from 'helmet';
+import type { SecuritySettings } from '../../settings/schema.js';
+
+export type HeaderList = ReadonlyArray<readonly [string, string]>;
+
+/**
+ * Security headers (`EnableSecurityHeaders`, `IsEnabledCSP`), computed once at start with helmet
+ * and replayed on every response: helmet's headers do not depend on the request, so the hot path
+ * pays for a few `setHeader` calls, not for helmet's middleware chain.
+ */
+export function computeSecurityHeaders(security: SecuritySettings, enableCsp: boolean, csp?: string): HeaderList {
+  if (!security.EnableSecurityHeaders) return enableCsp && csp ? [['Content-Security-Policy', csp]] : [];
+  const options: HelmetOptions = {
+    contentSecurityPolicy: enableCsp && !csp ? { useDefaults: true } : false,
+    frameguard: security.XFrameOptions === 'ALLOW' ? false : { action: security.XFrameOptions === 'DENY' ? 'deny' : 'sameorigin' },
+    referrerPolicy: { policy: 'no-referrer' },
+    // Screens load shared scripts and styles from other hosts of the same team: keep COEP off.
+    crossOriginEmbedderPolicy: false,
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+    strictTransportSecurity: false,
+  };
+  const headers: Array<[string, string]> = [];
+  const recorder = {
+    setHeader(name: string, value: string | number | readonly string[]) {
+      headers.push([name, Array.isArray(value) ? value.join(', ') : String(value)]);
+    },
+    removeHeader() {},
+    getHeader() { return undefined; },
+  };
+  // helmet answers synchronously and only writes headers: record them once.
+  helmet(options)({} as never, recorder as never, () => {});
+  if (enableCsp && csp) headers.push(['Content-Security-Policy', csp]);
+  return headers;
+}

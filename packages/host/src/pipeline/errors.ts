@@ -1,0 +1,63 @@
+import type { ServerResponse } from 'node:http';
+import type { AckRequest } from '../modules/contract.js';
+import type { Logger } from '../logging/logger.js';
+import { ProblemError, sendProblem } from '../http/problem.js';
+
+/** True for requests that expect an API answer (problem+json) rather than a page. */
+export function isApiRequest(req: AckRequest): boolean {
+  const p = req.ack.rawPath.toLowerCase();
+  if (p.includes('/api/') || p.endsWith('/api')) return true;
+  const accept = req.headers.accept ?? '';
+  return accept.includes('json') && !accept.includes('text/html');
+}
+
+/** Phase 6: nothing answered. APIs get a problem body; screens a plain 404 page. */
+export function sendNotFound(req: AckRequest, res: ServerResponse): void {
+  if (isApiRequest(req)) {
+    return sendProblem(res, { status: 404, code: 'not_found', detail: 'No resource at this path.' }, req.method);
+  }
+  const body = '<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head><body><h1>404 Not Found</h1><p>There is no page at this address.</p></body></html>';
+  res.statusCode = 404;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.setHeader('Cache-Control', 'no-cache');
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+export interface ErrorResponderOptions {
+  /** `IsExceptionDetailText` and `RunningEnvironment` D: a 500's detail shows the message. */
+  showExceptionDetail: boolean;
+  logger: Logger;
+}
+
+/**
+ * Phase 6: the one error responder. A `ProblemError` is answered as it says; a 4xx error from a
+ * library (body parser, multer, URI decoding) keeps its status; anything else is a 500 whose
+ * message shows only in development, and never a stack trace.
+ */
+export function createErrorResponder(options: ErrorResponderOptions) {
+  return (err: unknown, req: AckRequest, res: ServerResponse): void => {
+    if (err instanceof ProblemError) return sendProblem(res, err.problem, req.method);
+    const e = err as { status?: unknown; statusCode?: unknown; code?: unknown; type?: unknown; message?: unknown; name?: unknown };
+    const status = Number(e?.status ?? e?.statusCode);
+    if (err instanceof URIError) {
+      return sendProblem(res, { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' }, req.method);
+    }
+    if (e?.name === 'MulterError' && e.code === 'LIMIT_FILE_SIZE') {
+      return sendProblem(res, { status: 413, code: 'request.file_too_large', detail: String(e.message) }, req.method);
+    }
+    if (e?.name === 'MulterError') {
+      return sendProblem(res, { status: 400, code: 'request.invalid_form', detail: String(e.message) }, req.method);
+    }
+    if (Number.isInteger(status) && status >= 400 && status < 500) {
+      const code = typeof e.type === 'string' ? `request.${e.type.replace(/\./g, '_')}` : 'request.invalid';
+      return sendProblem(res, { status, code, detail: typeof e.message === 'string' ? e.message : undefined }, req.method);
+    }
+    options.logger.error(`${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]`, err instanceof Error ? err : { err: String(err) });
+    sendProblem(res, {
+      status: 500,
+      code: 'internal_error',
+      detail: options.showExceptionDetail && err instanceof Error ? err.message : 'The server could not complete the request.',
+    }, req.method);
+  };
+}

@@ -1,0 +1,173 @@
+import { z } from 'zod';
+
+// The shape of `appsettings.json` (spec 2.5) with the spec's defaults. One schema gives the types,
+// the defaults and the validation; docs/configuration.md describes every key. Keys the original
+// host reads but the spec does not list (UseContractSync, UseHttpLogging, StaticFileCacheMaxAge,
+// XFrameOptions, SqidsAlphabet, ...) are here too, with the original's defaults.
+//
+// Objects are not strict: unknown keys are kept (the original's files carry many keys this host
+// does not use), and the loader logs them at debug level.
+
+const str = (d: string) => z.string().default(d);
+const bool = (d: boolean) => z.boolean().default(d);
+const int = (d: number) => z.number().int().default(d);
+const strList = (d: string[]) => z.array(z.string()).default(d);
+
+/** `HH:MM:SS` or `D.HH:MM:SS`, as .NET writes a TimeSpan. */
+export const timeSpan = z
+  .string()
+  .regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}(\.\d+)?$/, 'a time span such as "00:02:00"');
+
+export const DomainAPIServerSchema = z.looseObject({
+  ServerID: str('SERVERD01'),
+  ServerType: str('D'),
+  Protocol: z.enum(['http', 'https']).default('http'),
+  IP: str('localhost'),
+  Port: z.union([z.string(), z.number().int()]).transform(String).default('8421'),
+  Path: str('/transact/api/transaction/execute'),
+  ClientIP: str('127.0.0.1'),
+});
+
+export const SecuritySchema = z.looseObject({
+  EnableSecurityHeaders: bool(true),
+  EnablePublicCorsPolicy: bool(true),
+  ExposeSecretValues: bool(false),
+  WarnOnWildcardAllowClientIP: bool(true),
+  MaxContractSyncFileBytes: z.number().int().positive().default(10_485_760),
+  XFrameOptions: z.enum(['SAMEORIGIN', 'DENY', 'ALLOW']).default('SAMEORIGIN'),
+  /** Key that signs sign-in and session cookies. Empty: a key file is created on first start. */
+  SigningKey: str(''),
+});
+
+export const SessionStateSchema = z.looseObject({
+  IsSession: bool(true),
+  SessionCookieName: str('ack.Session'),
+  CacheType: z.enum(['Memory', 'MySql', 'SqlServer']).default('Memory'),
+  /** Idle minutes before a session expires (the original's fixed 20). */
+  IdleTimeoutMinutes: z.number().int().positive().default(20),
+  /** Most sessions the Memory store keeps; the least recently used go first. */
+  MemoryMaxEntries: z.number().int().positive().default(10_000),
+  MySqlConnectionString: str(''),
+  MySqlSchemaName: str('ack_cache'),
+  MySqlTableName: str('SessionData'),
+  SqlServerConnectionString: str(''),
+  SqlServerSchemaName: str('dbo'),
+  SqlServerTableName: str('SessionData'),
+});
+
+export const DEFAULT_LOAD_MODULES = [
+  'wwwroot', 'transact', 'dbclient', 'graphclient', 'function', 'command',
+  'prompter', 'repository', 'logger', 'checkup', 'forwarder',
+];
+
+export const AppSettingsSchema = z.looseObject({
+  HostAccessID: str('ACK_HOSTACCESSID'),
+  SystemID: str('ACK'),
+  ApplicationID: str('HDS'),
+  ProgramName: str('ack'),
+  HostName: str('HOSTNAME'),
+  InstallType: str('L'),
+  BusinessServerUrl: str('http://localhost:8421/transact/api/transaction/execute'),
+  FindGlobalIDServer: str(''),
+  DomainAPIServer: DomainAPIServerSchema.prefault({}),
+  ForwardProxyIP: strList([]),
+  IsAutoUpdate: bool(false),
+  IsConfigurationWatching: bool(false),
+  IsTenantFunction: bool(true),
+  IsExceptionDetailText: bool(true),
+  IsEnabledDevAutoSignIn: bool(false),
+  ContractRequestPath: str('view'),
+  TenantAppRequestPath: str('app'),
+  TenantAppBasePath: str('../tenants'),
+  BatchProgramBasePath: str('../batchs'),
+  CreateAppTempPath: str('../tmp/create_apps'),
+  ForbesBasePath: str('../forbes'),
+  IsModulePurgeContract: bool(true),
+  IsEnabledCSP: bool(false),
+  LoadModuleBasePath: str('../modules'),
+  LoadModules: strList(DEFAULT_LOAD_MODULES),
+  ModuleConfigurationUrl: strList([]),
+  RunningEnvironment: z.enum(['D', 'S', 'P', 'T', 'L']).default('D'),
+  UseResponseComression: bool(false),
+  UseForwardProxy: bool(false),
+  UseSameIPProxy: bool(false),
+  UseContractSync: bool(false),
+  UseHttpLogging: bool(false),
+  WithOrigins: strList([
+    'http://127.0.0.1', 'http://127.0.0.1:8421', 'http://localhost', 'http://localhost:8421',
+  ]),
+  WithOnlyIPs: strList([]),
+  CookiePrefixName: str('ack'),
+  UserSignExpire: int(-1),
+  StaticFileCacheMaxAge: z.number().int().nonnegative().default(0),
+  SqidsAlphabet: str('abcdefghijklmnopqrstuvwxyz0123456789'),
+  ServerPort: z.number().int().min(0).max(65535).default(8421),
+  Security: SecuritySchema.prefault({}),
+  SessionState: SessionStateSchema.prefault({}),
+});
+
+const SinkSchema = z.looseObject({
+  Name: z.string(),
+  Args: z.looseObject({}).prefault({}),
+});
+
+export const LogLevel = z.enum(['Verbose', 'Debug', 'Information', 'Warning', 'Error', 'Fatal']);
+
+export const DEFAULT_OUTPUT_TEMPLATE =
+  '[{Timestamp:HH:mm:ss} {Level:u3}] {Message:lj}{NewLine}{Exception}';
+
+export const SerilogSchema = z.looseObject({
+  MinimumLevel: z
+    .union([
+      LogLevel,
+      z.looseObject({
+        Default: LogLevel.default('Information'),
+        Override: z.record(z.string(), LogLevel).default({ Microsoft: 'Error', System: 'Error' }),
+      }),
+    ])
+    .default({ Default: 'Information', Override: { Microsoft: 'Error', System: 'Error' } }),
+  Enrich: strList(['FromLogContext']),
+  WriteTo: z.array(SinkSchema).default([
+    { Name: 'Console', Args: { outputTemplate: DEFAULT_OUTPUT_TEMPLATE } },
+    {
+      Name: 'File',
+      Args: {
+        path: '../log/app.log',
+        outputTemplate: DEFAULT_OUTPUT_TEMPLATE,
+        rollingInterval: 'Day',
+        rollOnFileSizeLimit: true,
+        buffered: true,
+        fileSizeLimitBytes: 104_857_600,
+        flushToDiskInterval: '00:00:05',
+      },
+    },
+  ]),
+});
+
+export const KestrelSchema = z.looseObject({
+  DisableStringReuse: bool(true),
+  Limits: z
+    .looseObject({
+      MaxConcurrentConnections: z.number().int().positive().nullable().default(null),
+      MaxConcurrentUpgradedConnections: z.number().int().positive().nullable().default(null),
+      MaxRequestBodySize: z.number().int().positive().nullable().default(104_857_600),
+      KeepAliveTimeout: timeSpan.default('00:02:00'),
+      /** Time allowed for a client to send the request headers (slow-client guard). */
+      RequestHeadersTimeout: timeSpan.default('00:00:30'),
+    })
+    .prefault({}),
+});
+
+export const HostSettingsSchema = z.looseObject({
+  AppSettings: AppSettingsSchema.prefault({}),
+  Serilog: SerilogSchema.prefault({}),
+  Kestrel: KestrelSchema.prefault({}),
+});
+
+export type HostSettings = z.output<typeof HostSettingsSchema>;
+export type AppSettings = HostSettings['AppSettings'];
+export type SecuritySettings = AppSettings['Security'];
+export type SessionStateSettings = AppSettings['SessionState'];
+export type SerilogSettings = HostSettings['Serilog'];
+export type KestrelSettings = HostSettings['Kestrel'];
+export type LogLevelName = z.output<typeof LogLevel>;

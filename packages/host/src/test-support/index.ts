@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHost, type AckHost } from '../host.js';
+import type { ModuleRegistry } from '../modules/contract.js';
+
+/**
+ * Test support: a throw-away application home (DESIGN §2 layout) and a host listening on a free
+ * loopback port, so that tests talk to a real socket.
+ */
+export interface TestHome {
+  /** `<home>` (SERVICE_HOME). */
+  home: string;
+  /** `<home>/app`, where appsettings.json lives (the entry base path). */
+  appDir: string;
+  /** Writes a file under the home (creating folders); text or bytes. Returns its absolute path. */
+  write(relative: string, content: string | Buffer | object): string;
+  remove(): void;
+}
+
+export function createTestHome(appSettings: object = {}, files: Record<string, string | Buffer | object> = {}): TestHome {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-test-'));
+  const appDir = path.join(home, 'app');
+  const write = (relative: string, content: string | Buffer | object) => {
+    const target = path.join(home, relative);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    const data = typeof content === 'string' || Buffer.isBuffer(content) ? content : JSON.stringify(content, null, 2);
+    fs.writeFileSync(target, data);
+    return target;
+  };
+  write('app/appsettings.json', appSettings);
+  for (const [relative, content] of Object.entries(files)) write(relative, content);
+  return { home, appDir, write, remove: () => fs.rmSync(home, { recursive: true, force: true }) };
+}
+
+export interface TestHost {
+  host: AckHost;
+  url: string;
+  home: TestHome;
+  close(): Promise<void>;
+}
+
+/** Starts a host on 127.0.0.1 and a free port over `home`. `env` defaults to `{ ACK_HOME: home }`-free process env. */
+export async function startTestHost(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHost> {
+  const host = await createHost({ appDir: home.appDir, modules, env: { ...env }, logging: { quiet: true } });
+  const url = await host.listen({ port: 0, host: '127.0.0.1' });
+  return { host, url, home, close: () => host.close({ graceMs: 1000 }) };
+}
+
+/** Minimal appsettings for tests: only the named modules, no file log sink. */
+export function testAppSettings(overrides: { AppSettings?: Record<string, unknown>; [section: string]: unknown } = {}): object {
+  const { AppSettings, ...rest } = overrides;
+  return {
+    AppSettings: { LoadModules: [], ...AppSettings },
+    Serilog: { WriteTo: [] },
+    ...rest,
+  };
+}

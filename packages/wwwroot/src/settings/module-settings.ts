@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { SettingsError, type ModuleContext } from '@ack/host';
+
+/**
+ * `module.json` of the wwwroot module (spec 2.4, the original's shape: `ModuleID`, `Name`,
+ * `Version`, `ModuleConfig{...}`). Paths resolve from the entry base path with environment
+ * variables expanded; an empty string means "not set" throughout, as in the original.
+ */
+const DevAccountSchema = z.looseObject({
+  UserNo: z.string().default(''),
+  UserID: z.string().default(''),
+  UserName: z.string().default(''),
+  Email: z.string().default(''),
+  Roles: z.array(z.string()).default([]),
+  Celluar: z.string().default(''),
+  PositionName: z.string().default(''),
+  DepartmentName: z.string().default(''),
+  CompanyName: z.string().default(''),
+  BirthDate: z.string().default(''),
+  Gender: z.string().default(''),
+  Address: z.string().default(''),
+  ExtendOption: z.string().default(''),
+});
+
+const ModuleConfigSchema = z.looseObject({
+  ContractRequestPath: z.string().default(''),
+  ContractBasePath: z.union([z.string(), z.array(z.string())]).default('../contracts/wwwroot'),
+  WWWRootBasePath: z.string().default('../modules/wwwroot/wwwroot'),
+  SharedFileConfigPath: z.string().default(''),
+  FileSyncTokens: z.array(z.string()).default([]),
+  BusinessServerUrl: z.string().default(''),
+  ModuleLogFilePath: z.string().default(''),
+  AuthorizationKey: z.string().default(''),
+  DevAutoSignIn: DevAccountSchema.prefault({}),
+});
+
+const ModuleJsonSchema = z.looseObject({
+  ModuleID: z.string().default('wwwroot'),
+  Name: z.string().default('wwwroot'),
+  Version: z.string().default('1.0.0'),
+  ModuleConfig: ModuleConfigSchema.prefault({}),
+});
+
+export type DevAccountSetting = z.output<typeof DevAccountSchema>;
+
+export interface WwwrootSettings {
+  moduleId: string;
+  version: string;
+  /** Request path prefix of contract screens, without slashes (`view`). */
+  contractRequestPath: string;
+  /** Absolute root of contract screen resources (`<ContractBasePath>`; screens are under `<ApplicationID>/`). */
+  contractBasePath: string;
+  /** Absolute root of real static files. */
+  wwwrootBasePath: string;
+  /** Absolute path of the shared-file catalog, or undefined when the feature is off. */
+  sharedFileConfigPath: string | undefined;
+  fileSyncTokens: string[];
+  businessServerUrl: string;
+  /** Absolute path of the module log file, or undefined. */
+  moduleLogFilePath: string | undefined;
+  /** Key a caller presents in the `AuthorizationKey` header (default SystemID + RunningEnvironment + HostName). */
+  authorizationKey: string;
+  devAutoSignIn: DevAccountSetting;
+  /** The whole ModuleConfig, for settings read by one capability only. */
+  raw: Record<string, unknown>;
+}
+
+export function parseWwwrootSettings(ctx: ModuleContext): WwwrootSettings {
+  const parsed = ModuleJsonSchema.safeParse(ctx.moduleJson);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new SettingsError(`${ctx.settingsFile}: ${issue.path.join(':')}: ${issue.message}`);
+  }
+  const app = ctx.settings.AppSettings;
+  const c = parsed.data.ModuleConfig;
+  const contractBase = Array.isArray(c.ContractBasePath) ? (c.ContractBasePath[0] ?? '../contracts/wwwroot') : c.ContractBasePath;
+  const requestPath = (c.ContractRequestPath || app.ContractRequestPath || 'view').replace(/^\/+|\/+$/g, '');
+  return {
+    moduleId: parsed.data.ModuleID,
+    version: parsed.data.Version,
+    contractRequestPath: requestPath,
+    contractBasePath: ctx.paths.resolve(contractBase),
+    wwwrootBasePath: ctx.paths.resolve(c.WWWRootBasePath),
+    sharedFileConfigPath: c.SharedFileConfigPath.trim() === '' ? undefined : ctx.paths.resolve(c.SharedFileConfigPath),
+    fileSyncTokens: c.FileSyncTokens.map((t) => t.trim()).filter(Boolean),
+    businessServerUrl: c.BusinessServerUrl || app.BusinessServerUrl,
+    moduleLogFilePath: c.ModuleLogFilePath.trim() === '' ? undefined : ctx.paths.resolve(c.ModuleLogFilePath),
+    authorizationKey: c.AuthorizationKey || `${app.SystemID}${app.RunningEnvironment}${app.HostName}`,
+    devAutoSignIn: c.DevAutoSignIn,
+    raw: c as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config';
+
+// One vitest run covers every package (the `projects` form of vitest 4, which replaced
+// vitest.workspace.ts). Tests sit beside the code they test. The `source` export condition makes
+// `@ack/*` imports resolve to TypeScript sources, so tests never run against a stale build; the CLI
+// tests still run the built `ack` binary, which `pnpm test` builds first.
+const pkg = (name: string) => ({
+  extends: true as const,
+  test: { name, root: `packages/${name}`, include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
+});
+
+export default defineConfig({
+  resolve: { conditions: ['source'] },
+  ssr: { resolve: { conditions: ['source'] } },
+  test: {
+    projects: [pkg('host'), pkg('wwwroot'), pkg('loader'), pkg('cli')],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});

@@ -177,9 +177,13 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     close({ graceMs = 10_000 } = {}) {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Keep-alive connections become idle as their last response ends: close them as they do,
+        // and cut whatever is still open when the grace period ends.
         server.closeIdleConnections();
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await stopped;
+        clearInterval(sweep);
         clearTimeout(timer);
         for (const m of [...loaded].reverse()) {
           try {

@@ -56,3 +56,10 @@ export function testAppSettings(overrides: { AppSettings?: Record<string, unknow
     ...rest,
   };
 }
+
+export { probeModule } from './probe-module.js';
+
+/** A module folder with a module.json for each id, under the default `../modules`. */
+export function moduleFiles(ids: string[], moduleJson: object = { Version: '1.0.0' }): Record<string, object> {
+  return Object.fromEntries(ids.map((id) => [`modules/${id}/module.json`, { ModuleID: id, ...moduleJson }]));
+}

@@ -108,7 +108,7 @@ function readCsp(paths: HostPaths, enabled: boolean, logger: Logger): string | u
   if (!enabled) return undefined;
   const file = paths.resolve('content-security-policy.txt');
   try {
-    return fs.readFileSync(file, 'utf8').replace(/[\r\n]+/g, ' ').replace(/\t/g, ' ').trim() || undefined;
+    return fs.readFileSync(file, 'utf8').replace(/\s+/g, ' ').trim() || undefined;
   } catch {
     logger.info(`IsEnabledCSP: no ${file}; using helmet's default policy`);
     return undefined;

@@ -1,0 +1,75 @@
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestHome, type TestHome } from '@ack/host/test-support';
+import { runAck, startAckServe } from '../test-support/spawn-ack.js';
+
+let home: TestHome | undefined;
+afterEach(() => {
+  home?.remove();
+  home = undefined;
+});
+
+const consoleOnly = { WriteTo: [{ Name: 'Console', Args: {} }] };
+
+function slowModuleHome(): TestHome {
+  return createTestHome({ AppSettings: { LoadModules: ['slow'] }, Serilog: consoleOnly }, {
+    'modules/slow/module.json': { ModuleID: 'slow', EntryPoint: './index.mjs' },
+    'modules/slow/index.mjs': `export default (ctx) => {
+      const r = ctx.host.createRouter();
+      r.get('/', (req, res) => setTimeout(() => res.json({ done: true }), Number(req.query.ms ?? 800)));
+      return { routes: [{ mount: '/slow/api', handler: r }], close() { ctx.logger.info('slow module closed'); } };
+    };`,
+  });
+}
+
+describe('ack serve', () => {
+  it('finishes a request in flight across SIGTERM, closes modules and exits 0', async () => {
+    home = slowModuleHome();
+    const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
+    const inFlight = fetch(`${served.url}/slow/api?ms=800`);
+    await new Promise((r) => setTimeout(r, 200));
+    served.child.kill('SIGTERM');
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ done: true });
+    expect(await served.exited).toBe(0);
+    expect(served.output()).toMatch(/SIGTERM: stopping/);
+    expect(served.output()).toMatch(/slow module closed/);
+    await expect(fetch(`${served.url}/slow/api?ms=1`)).rejects.toThrow();
+  });
+
+  it('logs version, entry base path, URL and modules loaded and skipped at start', async () => {
+    home = createTestHome({ AppSettings: { LoadModules: ['wwwroot', 'transact'] }, Serilog: consoleOnly }, {
+      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: {} },
+    });
+    const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
+    await new Promise((r) => setTimeout(r, 100));
+    served.child.kill('SIGINT');
+    expect(await served.exited).toBe(0);
+    const out = served.output();
+    expect(out).toMatch(/ack \d+\.\d+\.\d+ on Node v\d+/);
+    expect(out).toContain(`entry base path ${home.appDir}`);
+    expect(out).toMatch(/modules loaded: wwwroot; skipped: transact/);
+    expect(out).toMatch(/module transact skipped: no folder/);
+  });
+
+  it('says in one line that the port is in use and exits 1', async () => {
+    home = createTestHome({ AppSettings: { LoadModules: [] }, Serilog: consoleOnly });
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const run = await runAck(['serve', '--app-dir', home.appDir, '--port', String(port), '--host', '127.0.0.1']);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split('\n')).toEqual([`ack: port ${port} is already in use (127.0.0.1:${port})`]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('exits 2 with a usage message for a bad option value', async () => {
+    const run = await runAck(['serve', '--port', 'eighty']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/port number/);
+  });
+});

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHost } from '../host.js';
+import { SettingsError } from '../settings/load.js';
+import { createTestHome, moduleFiles, probeModule, startTestHost, testAppSettings, type TestHome, type TestHost } from '../test-support/index.js';
+
+let home: TestHome | undefined;
+let running: TestHost | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+  home?.remove();
+  home = undefined;
+});
+
+async function start(sessionState: Record<string, unknown>): Promise<TestHost> {
+  home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['probe'], SessionState: sessionState } }), moduleFiles(['probe']));
+  running = await startTestHost(home, { probe: probeModule() });
+  return running;
+}
+
+async function count(url: string, cookie?: string): Promise<{ count: number; cookie: string | undefined }> {
+  const res = await fetch(`${url}/probe/api/count`, { headers: cookie ? { Cookie: cookie } : {} });
+  const body = (await res.json()) as { count: number };
+  return { count: body.count, cookie: res.headers.get('set-cookie')?.split(';')[0] ?? cookie };
+}
+
+describe('SessionState', () => {
+  it('keeps a session across requests with its cookie', async () => {
+    const { url } = await start({});
+    const first = await count(url);
+    expect(first.count).toBe(1);
+    const second = await count(url, first.cookie);
+    expect(second.count).toBe(2);
+  });
+
+  it('bounds the Memory store: the least recently used session goes first', async () => {
+    const { url } = await start({ MemoryMaxEntries: 2 });
+    const a = await count(url);
+    const b = await count(url);
+    expect((await count(url, a.cookie)).count).toBe(2); // a is now the most recent
+    await count(url); // c pushes out b
+    expect((await count(url, a.cookie)).count).toBe(3);
+    expect((await count(url, b.cookie)).count).toBe(1);
+  });
+
+  it('refuses a forged session cookie', async () => {
+    const { url } = await start({});
+    const a = await count(url);
+    const forged = a.cookie!.replace(/\.[^.]+$/, '.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    expect((await count(url, forged)).count).toBe(1);
+  });
+
+  it('stops start-up with a clear message for a session store that is not available yet', async () => {
+    home = createTestHome(testAppSettings({ AppSettings: { SessionState: { CacheType: 'MySql' } } }));
+    const attempt = createHost({ appDir: home.appDir, modules: {}, env: {}, logging: { quiet: true } });
+    await expect(attempt).rejects.toBeInstanceOf(SettingsError);
+    await expect(attempt).rejects.toThrow(/SessionState:CacheType: "MySql" is not available yet/);
+  });
+});

@@ -1,0 +1,54 @@
+import express from 'express';
+import type { AckModuleFactory, ModuleContributions } from '../modules/contract.js';
+
+/**
+ * A module for tests of the pipeline: a public-phase answer at `/<id>-public`, a static-phase
+ * answer at `/<id>-static`, and routes under `/<id>/api` (`touch` writes the session, `json` parses
+ * a JSON body, `slow?ms=` answers late, `boom` throws).
+ */
+export function probeModule(events: string[] = []): AckModuleFactory {
+  return (ctx) => {
+    events.push(`start:${ctx.id}`);
+    const router = express.Router();
+    router.get('/touch', (req, res) => {
+      const session = (req as unknown as { session?: Record<string, unknown> }).session;
+      if (session) session.touched = true;
+      res.json({ module: ctx.id, session: Boolean(session) });
+    });
+    router.get('/count', (req, res) => {
+      const session = (req as unknown as { session: Record<string, number> }).session;
+      session.count = (session.count ?? 0) + 1;
+      res.json({ count: session.count });
+    });
+    router.post('/json', express.json({ limit: '1mb' }), (req, res) => res.json({ received: req.body }));
+    router.get('/slow', (req, res) => {
+      const ms = Number(req.query.ms ?? 500);
+      setTimeout(() => res.json({ waited: ms }), ms);
+    });
+    router.get('/boom', () => {
+      throw new Error('secret internal detail');
+    });
+    router.get('/whoami', (req, res) => res.json({ clientIp: (req as unknown as { ack: { clientIp: string } }).ack.clientIp }));
+    const contributions: ModuleContributions = {
+      public: [
+        (req, res, next) => {
+          if (req.ack.rawPath !== `/${ctx.id}-public`) return next();
+          res.setHeader('Content-Type', 'text/plain');
+          res.end(`public:${ctx.id}`);
+        },
+      ],
+      static: [
+        (req, res, next) => {
+          if (req.ack.rawPath !== `/${ctx.id}-static`) return next();
+          res.setHeader('Content-Type', 'text/plain');
+          res.end(`static:${ctx.id}`);
+        },
+      ],
+      routes: [{ mount: `/${ctx.id}/api`, handler: router }],
+      close() {
+        events.push(`close:${ctx.id}`);
+      },
+    };
+    return contributions;
+  };
+}

@@ -136,10 +136,13 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   };
 
   const limits = settings.Kestrel.Limits;
+  const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
   const server = http.createServer(
     {
       keepAliveTimeout: parseTimeSpanMs(limits.KeepAliveTimeout),
-      headersTimeout: parseTimeSpanMs(limits.RequestHeadersTimeout),
+      headersTimeout,
+      // How often Node looks for connections past their time-outs (default 30 s, too coarse).
+      connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(headersTimeout / 2))),
       // Bounds a request whose body trickles in; large uploads on slow links still get 10 minutes.
       requestTimeout: 600_000,
     },

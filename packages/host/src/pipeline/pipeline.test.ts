@@ -247,3 +247,41 @@ describe('bad input never crashes the host', () => {
     expect((await fetch(`${url}/probe-public`)).status).toBe(200);
   });
 });
+
+describe('connection limits', () => {
+  it('drops a client that sends its headers too slowly (RequestHeadersTimeout)', async () => {
+    const { url } = await start({}, { Kestrel: { Limits: { RequestHeadersTimeout: '00:00:01' } } });
+    const { port } = new URL(url);
+    const started = Date.now();
+    const reply = await new Promise<string>((resolve) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET /probe-public HTTP/1.1\r\nHost: x\r\n'));
+      let out = '';
+      socket.on('data', (d) => (out += d.toString()));
+      socket.on('close', () => resolve(out));
+      socket.setTimeout(10_000, () => socket.destroy());
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - started).toBeLessThan(9_000);
+  });
+
+  it('keeps idle connections open for KeepAliveTimeout and says so', async () => {
+    const { url } = await start({}, { Kestrel: { Limits: { KeepAliveTimeout: '00:00:07' } } });
+    const res = await fetch(`${url}/probe-public`);
+    expect(res.headers.get('keep-alive')).toBe('timeout=7');
+  });
+
+  it('refuses connections beyond MaxConcurrentConnections', async () => {
+    const { url } = await start({}, { Kestrel: { Limits: { MaxConcurrentConnections: 1 } } });
+    const { port } = new URL(url);
+    const first = net.connect(Number(port), '127.0.0.1');
+    await new Promise((r) => first.once('connect', r));
+    first.write('GET /probe-public HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => first.once('data', r));
+    const second = await rawRequest(url, 'GET /probe-public HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(second).toBe('');
+    first.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    const third = await rawRequest(url, 'GET /probe-public HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(third).toMatch(/^HTTP\/1\.1 200/);
+  });
+});

@@ -72,7 +72,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     handlers.push((req, res, next) => {
       res.once('finish', () => {
         const ms = Number(process.hrtime.bigint() - req.ack.startedAt) / 1e6;
-        access.info(`${req.method} ${req.ack.rawPath} ${res.statusCode} ${ms.toFixed(1)} ms`);
+        access.info(`${req.method} ${req.ack.rawPath} ${res.statusCode} ${ms.toFixed(1)} ms [${req.ack.id}]`);
       });
       next();
     });
@@ -99,7 +99,6 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
         rawQuery: q === -1 ? '' : url.slice(q + 1),
         startedAt: process.hrtime.bigint(),
       };
-      res.setHeader('X-Request-ID', id);
     },
   };
 }

@@ -18,6 +18,13 @@ export function computeSecurityHeaders(security: SecuritySettings, enableCsp: bo
     crossOriginEmbedderPolicy: false,
     crossOriginResourcePolicy: { policy: 'cross-origin' },
     strictTransportSecurity: false,
+    // Headers for browsers long gone (IE's download/XSS filters, Flash policies, DNS prefetch,
+    // origin-agent clusters) cost every response and protect no current browser: off.
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
   };
   const headers: Array<[string, string]> = [];
   const recorder = {

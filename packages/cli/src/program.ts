@@ -1,9 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { HOST_VERSION } from '@ack/host';
 import { registerServe } from './commands/serve.js';
+import { registerInit } from './commands/init.js';
+import { EXIT } from './exit-codes.js';
 
-/** Exit codes (DESIGN §5 CLI): 0 done, 1 failed (server or network), 2 bad usage or input, 3 refused credentials. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3 } as const;
+export { EXIT };
 
 export function buildProgram(): Command {
   const program = new Command('ack')
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .showHelpAfterError();
   registerServe(program);
+  registerInit(program);
   return program;
 }
 

@@ -4,6 +4,7 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import type { AckRequest, ContractChange, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
+import { redactSettings } from './settings/redact.js';
 import type { HostSettings } from './settings/schema.js';
 import { createHostPaths, type HostPaths } from './paths/host-paths.js';
 import { createHostLogging, type LoggingOptions } from './logging/create-logging.js';
@@ -14,7 +15,7 @@ import { createEdge } from './pipeline/edge/index.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionMiddleware } from './session/create-session.js';
-import { createSignInPhase } from './sign-in/index.js';
+import { createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
 
@@ -65,6 +66,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const paths = createHostPaths(path.dirname(settingsFile), env);
   const logging = createHostLogging(settings, paths, options.logging);
   const logger = logging.logger;
+  logger.debug('effective settings ' + JSON.stringify(redactSettings(settings)));
   const app = settings.AppSettings;
   const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'));
 
@@ -75,6 +77,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
+    signIn: createSignInService(settings, keys, logger.child('sign-in')),
     async notifyContractChange(moduleId: string, change: ContractChange) {
       const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
       if (!target?.contributions.refreshContract) return false;

@@ -18,6 +18,7 @@ export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';
+export { redactSettings, redactSecretsInText, redactValue, isSecretKey, REDACTED } from './settings/redact.js';
 export type { Logger } from './logging/logger.js';
 export { createHostPaths } from './paths/host-paths.js';
 export type { HostPaths } from './paths/host-paths.js';
@@ -28,3 +29,21 @@ export { ProblemError, problemBody, sendProblem } from './http/problem.js';
 export type { Problem } from './http/problem.js';
 export { isApiRequest, sendNotFound } from './pipeline/errors.js';
 export type { Keyring } from './keys/keyring.js';
+export { createSignInService, computeSignExpiry, safeLocalReturnUrl } from './sign-in/index.js';
+export type { SignInService, SignInCookieNames, SignInAccount, UserAccount } from './sign-in/index.js';
+export {
+  FileTooLargeError,
+  commitStaged,
+  discardStaged,
+  isTemporaryFileName,
+  moveStaged,
+  removeFilesTogether,
+  stageCopy,
+  stageStream,
+  writeFileAtomic,
+} from './fs/safe-write.js';
+export type { StagedFile, StagedTarget, StageOptions } from './fs/safe-write.js';
+export { ClientGoneError, placeUpload, receiveUpload } from './fs/receive-upload.js';
+export type { FormFields, ReceivedUpload, ReceiveUploadOptions } from './fs/receive-upload.js';
+export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } from './contract-sync/targets.js';
+export type { ChangeType, ContractType } from './contract-sync/targets.js';

@@ -1,12 +1,127 @@
+import path from 'node:path';
+import express from 'express';
 import type { ModuleRoutes } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
+import { checkNoSymlinkEscape } from '../paths/contained-path.js';
+import { ProblemError, sendProblem } from '../http/problem.js';
+import { ClientGoneError, placeUpload, receiveUpload, type FormFields } from '../fs/receive-upload.js';
+import { commitStaged, discardStaged, removeFilesTogether, stageCopy, type StagedFile } from '../fs/safe-write.js';
+import { checkHostAccessID } from './host-access.js';
+import { contractSyncTargets, isPlainModuleID, parseChangeType, parseContractType, type ContractSyncTarget } from './targets.js';
 
-/** `POST /contractsync` (spec 4.5), only when `UseContractSync`. (Filled in by the sync issue.) */
+const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `contractsync.${code}`, detail });
+
+interface ContractSyncRequest {
+  moduleID: string;
+  contractType: string;
+  change: 'Created' | 'Changed' | 'Deleted';
+  relative: string;
+  targets: ContractSyncTarget[];
+}
+
+/** Validates the fields and works out the targets; every refusal is a 400 naming the field. */
+async function resolveRequest(fields: FormFields, serviceHome: string): Promise<ContractSyncRequest> {
+  const moduleID = fields.get('moduleid')?.trim() ?? '';
+  if (moduleID === '') throw bad('missing_field', 'The field moduleID is required.');
+  if (!isPlainModuleID(moduleID)) throw bad('invalid_module_id', 'moduleID must be a plain name ([A-Za-z0-9_.-]+).');
+  const contractType = parseContractType(fields.get('contracttype'));
+  if (!fields.get('contracttype')?.trim()) throw bad('missing_field', 'The field contractType is required.');
+  if (!contractType) throw bad('invalid_contract_type', 'contractType must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.');
+  const changeText = fields.get('changetype');
+  if (!changeText?.trim()) throw bad('missing_field', 'The field changeType is required.');
+  const change = parseChangeType(changeText);
+  if (!change) throw bad('invalid_change_type', 'changeType must be Created, Changed or Deleted.');
+  const dest = fields.get('destfilepath') ?? '';
+  if (dest.trim() === '') throw bad('missing_field', 'The field destFilePath is required.');
+  const resolved = contractSyncTargets(serviceHome, moduleID, contractType, dest);
+  if (!resolved.ok) throw bad('invalid_path', `destFilePath is refused (${resolved.reason}): it must stay inside the target folder.`);
+  for (const target of resolved.targets) {
+    if (!(await checkNoSymlinkEscape(serviceHome, target.absolute)) || !(await checkNoSymlinkEscape(target.root, target.absolute))) {
+      throw bad('invalid_path', 'destFilePath is refused (symlink-escape): it must stay inside the target folder.');
+    }
+  }
+  return { moduleID, contractType, change, relative: resolved.relative, targets: resolved.targets };
+}
+
+/**
+ * `POST /contractsync` (spec 4.5, DESIGN §5 "Contract sync"): only when `UseContractSync` is true
+ * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither.
+ */
 export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, logger: Logger): ModuleRoutes[] {
-  void settings;
-  void paths;
-  void logger;
-  return [];
+  const app = settings.AppSettings;
+  if (!app.UseContractSync) return [];
+  const maxBytes = app.Security.MaxContractSyncFileBytes;
+  const serviceHome = paths.serviceHome;
+  const router = express.Router();
+
+  router.post('/', async (req, res, next) => {
+    const verdict = checkHostAccessID(app.HostAccessID, req.headers.hostaccessid);
+    if (verdict !== 'ok') {
+      const detail = {
+        missing: 'The hostAccessID header is required.',
+        invalid: 'The hostAccessID header is not valid.',
+        not_configured: 'Contract sync has no AppSettings:HostAccessID configured; every request is refused.',
+      }[verdict];
+      logger.warn(`contract sync refused (${verdict}) from ${(req as unknown as { ack: { clientIp: string } }).ack.clientIp}`);
+      return sendProblem(res, { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } }, req.method);
+    }
+
+    let file: StagedFile | undefined;
+    const staged: StagedFile[] = [];
+    try {
+      const form = await receiveUpload(req, res, {
+        maxBytes,
+        codePrefix: 'contractsync',
+        async stageDir(fields) {
+          if (!fields.has('moduleid') || !fields.has('contracttype') || !fields.has('destfilepath') || !fields.has('changetype')) return undefined;
+          const request = await resolveRequest(fields, serviceHome);
+          return request.change === 'Deleted' ? undefined : path.dirname(request.targets[0]!.absolute);
+        },
+      });
+      file = form.file;
+      const request = await resolveRequest(form.fields, serviceHome);
+      const result = { moduleID: request.moduleID, contractType: request.contractType, path: request.relative, change: request.change };
+
+      if (request.change === 'Deleted') {
+        await discardStaged(file);
+        file = undefined;
+        const existed = await removeFilesTogether(request.targets.map((t) => t.absolute)).catch(rethrowFolder);
+        logger.info(`contract sync: deleted ${request.contractType}/${request.relative} of ${request.moduleID}`);
+        return res.json({ ...result, targets: request.targets.map((t, i) => ({ path: t.absolute, existed: existed[i] })) });
+      }
+
+      if (!file) throw bad('missing_file', 'The file field is required unless changeType is Deleted.');
+      const first = await placeUpload(file, path.dirname(request.targets[0]!.absolute));
+      file = undefined;
+      staged.push(first);
+      for (const target of request.targets.slice(1)) staged.push(await stageCopy(path.dirname(target.absolute), first));
+      const existed = await commitStaged(request.targets.map((t, i) => ({ staged: staged[i]!, target: t.absolute }))).catch(rethrowFolder);
+      staged.length = 0;
+      logger.info(`contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${first.bytes} bytes)`);
+      res.json({
+        ...result,
+        bytes: first.bytes,
+        sha256: first.sha256,
+        targets: request.targets.map((t, i) => ({ path: t.absolute, existed: existed[i] })),
+      });
+    } catch (err) {
+      await discardStaged(file, ...staged);
+      if (err instanceof ClientGoneError) return void res.destroy();
+      next(err);
+    }
+  });
+  router.all('/', (req, res) => {
+    res.setHeader('Allow', 'POST');
+    sendProblem(res, { status: 405, code: 'contractsync.method_not_allowed', detail: 'Use POST.' }, req.method);
+  });
+
+  return [{ mount: '/contractsync', handler: router }];
+}
+
+
+function rethrowFolder(err: unknown): never {
+  if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw bad('not_a_file', 'The destination is a folder, not a file.');
+  throw err;
 }

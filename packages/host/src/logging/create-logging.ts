@@ -1,7 +1,13 @@
 import winston from 'winston';
-import type { HostSettings } from '../settings/schema.js';
+import type { HostSettings, LogLevelName, SinkSettings } from '../settings/schema.js';
+import { DEFAULT_OUTPUT_TEMPLATE } from '../settings/schema.js';
+import { parseTimeSpanMs } from '../settings/time-span.js';
+import { exposesSecrets, redactSecretsInText } from '../settings/redact.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from './logger.js';
+import { LEVEL_RANK, minimumLevelResolver, TO_WINSTON, WINSTON_LEVELS } from './levels.js';
+import { compileTemplate, type LogEvent } from './template.js';
+import { FileSink } from './file-sink.js';
 
 export interface HostLogging {
   logger: Logger;
@@ -14,24 +20,133 @@ export interface LoggingOptions {
   quiet?: boolean;
 }
 
-/** Builds the host's logger from the `Serilog` section. (Placeholder sinks; see issue 2.) */
+const MESSAGE = Symbol.for('message');
+/** Serilog's default for `retainedFileCountLimit`. */
+const DEFAULT_RETAINED_FILES = 31;
+/** Serilog's default `fileSizeLimitBytes` (1 GB). */
+const DEFAULT_FILE_SIZE_LIMIT = 1_073_741_824;
+/** Flush interval of a buffered file sink that names none. */
+const DEFAULT_FLUSH_MS = 5_000;
+
+/** A winston format that renders the sink's output template into the line winston writes. */
+function templateFormat(template: string, clean: (t: string) => string) {
+  const render = compileTemplate(template, clean);
+  return winston.format((info) => {
+    (info as Record<symbol, unknown>)[MESSAGE] = render(info.event as LogEvent);
+    return info;
+  })();
+}
+
+/**
+ * Builds the host's logger from the `Serilog` section: `MinimumLevel` (a level, or `Default` plus
+ * `Override` by logger label), and the `Console` and `File` sinks of `WriteTo`, each with its
+ * `outputTemplate` and `restrictedToMinimumLevel`. Levels are checked before anything is built, so
+ * a filtered-out line costs one comparison. Other sink names are reported as warnings.
+ */
 export function createHostLogging(settings: HostSettings, paths: HostPaths, options: LoggingOptions = {}): HostLogging {
-  void settings;
-  void paths;
+  const serilog = settings.Serilog;
+  const clean = exposesSecrets(settings) ? (t: string) => t : redactSecretsInText;
+  const warnings: string[] = [];
+  const transports: winston.transport[] = [];
+  const fileSinks: FileSink[] = [];
+  const reportSinkError = (file: string) => {
+    let reported = false;
+    return (err: Error) => {
+      // One line on stderr: the log file itself cannot carry the news.
+      if (!reported) process.stderr.write(`ack: log file ${file}: ${err.message}\n`);
+      reported = true;
+    };
+  };
+
+  serilog.WriteTo.forEach((sink: SinkSettings, index) => {
+    const args = sink.Args;
+    const format = templateFormat(args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean);
+    const level = args.restrictedToMinimumLevel ? TO_WINSTON[args.restrictedToMinimumLevel] : undefined;
+    switch (sink.Name.toLowerCase()) {
+      case 'console':
+        if (!options.quiet) transports.push(new winston.transports.Console({ format, level, eol: '' }));
+        break;
+      case 'file': {
+        if (!args.path) {
+          warnings.push(`Serilog:WriteTo:${index}: the File sink has no Args:path; ignored`);
+          break;
+        }
+        const file = paths.resolve(args.path);
+        const limit = args.fileSizeLimitBytes === undefined ? DEFAULT_FILE_SIZE_LIMIT : args.fileSizeLimitBytes;
+        try {
+          const sink = new FileSink({
+            file,
+            rollingInterval: args.rollingInterval ?? 'Infinite',
+            rollAtBytes: args.rollOnFileSizeLimit ? limit : null,
+            retainedFileCountLimit: args.retainedFileCountLimit === undefined ? DEFAULT_RETAINED_FILES : args.retainedFileCountLimit,
+            bufferMs: args.buffered ? (args.flushToDiskInterval ? parseTimeSpanMs(args.flushToDiskInterval) : DEFAULT_FLUSH_MS) || DEFAULT_FLUSH_MS : undefined,
+            level,
+            format,
+            onError: reportSinkError(file),
+          });
+          fileSinks.push(sink);
+          transports.push(sink);
+        } catch (err) {
+          warnings.push(`Serilog:WriteTo:${index}: cannot open the log file ${file} (${(err as Error).message}); file sink off`);
+        }
+        break;
+      }
+      default:
+        warnings.push(`Serilog:WriteTo:${index}: sink "${sink.Name}" is not supported by this host (Console, File); ignored`);
+    }
+  });
+
   const base = winston.createLogger({
-    level: 'info',
-    transports: [new winston.transports.Console({ silent: options.quiet === true })],
-    format: winston.format.simple(),
+    levels: WINSTON_LEVELS,
+    level: 'verbose', // Filtering happens before winston, per label (see `emit`).
+    format: winston.format((info) => info)(),
+    transports,
+    exitOnError: false,
   });
-  const wrap = (w: winston.Logger): Logger => ({
-    debug: (m, meta) => void w.debug(m, meta),
-    info: (m, meta) => void w.info(m, meta),
-    warn: (m, meta) => void w.warn(m, meta),
-    error: (m, meta) => void w.error(m, meta instanceof Error ? { err: meta.message } : meta),
-    child: (label) => wrap(w.child({ label })),
-  });
+  base.on('error', (err: Error) => process.stderr.write(`ack: logging failed: ${err.message}\n`));
+
+  const minimumFor = minimumLevelResolver(serilog.MinimumLevel);
+  let closed = false;
+
+  const make = (label: string | undefined): Logger => {
+    const minimum = minimumFor(label);
+    const emit = (level: LogLevelName, message: string, meta?: Record<string, unknown> | Error) => {
+      if (closed || LEVEL_RANK[level] < minimum || transports.length === 0) return;
+      const event: LogEvent = { time: new Date(), level, message, label };
+      if (meta instanceof Error) event.error = meta;
+      else if (meta) event.meta = meta;
+      base.log({ level: TO_WINSTON[level], message, event });
+    };
+    return {
+      debug: (m, meta) => emit('Debug', m, meta),
+      info: (m, meta) => emit('Information', m, meta),
+      warn: (m, meta) => emit('Warning', m, meta),
+      error: (m, meta) => emit('Error', m, meta),
+      child: (childLabel) => make(label ? `${label}.${childLabel}` : childLabel),
+    };
+  };
+
+  const logger = make(undefined);
+  for (const w of warnings) logger.warn(w);
+
+  let closing: Promise<void> | undefined;
   return {
-    logger: wrap(base),
-    close: () => new Promise((resolve) => { base.on('finish', () => resolve()); base.end(); }),
+    logger,
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        // Let winston hand every line to its sinks, then flush and close the files.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 2_000);
+          base.once('finish', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          base.end();
+        });
+        await Promise.all(fileSinks.map((s) => s.close()));
+      })();
+      return closing;
+    },
   };
 }

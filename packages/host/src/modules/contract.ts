@@ -4,6 +4,7 @@ import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Keyring } from '../keys/keyring.js';
+import type { SignInService } from '../sign-in/index.js';
 
 /**
  * The module contract (DESIGN §3). A module is a factory; the host calls it once at start with a
@@ -109,6 +110,8 @@ export interface HostServices {
   createRouter(): Router;
   /** Ids of the modules that loaded, in load order. */
   loadedModules(): readonly string[];
+  /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
+  signIn: SignInService;
 }
 
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;

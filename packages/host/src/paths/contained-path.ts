@@ -38,19 +38,29 @@ export function resolveContainedPath(root: string, relative: string): ContainedP
 
 /**
  * Checks that following symlinks from `root` to `absolute` stays inside `root`: the real path of the
- * deepest part of `absolute` that exists must lie within the real path of `root`.
+ * deepest part of `absolute` that exists must lie within the real path of `root`. `root` need not
+ * exist yet (a target folder a write will create): its real path is that of its deepest existing
+ * folder plus the rest.
  */
 export async function checkNoSymlinkEscape(root: string, absolute: string): Promise<boolean> {
-  const realRoot = await fs.realpath(root);
-  let probe = absolute;
+  const realRoot = await realpathOfExisting(path.resolve(root));
+  const real = await realpathOfExisting(path.resolve(absolute));
+  return real === realRoot || real.startsWith(realRoot + path.sep);
+}
+
+/** Real path of the deepest existing part of `p`, with the parts that do not exist appended. */
+async function realpathOfExisting(p: string): Promise<string> {
+  const rest: string[] = [];
+  let probe = p;
   for (;;) {
     try {
-      const real = await fs.realpath(probe);
-      return real === realRoot || real.startsWith(realRoot + path.sep);
+      return path.join(await fs.realpath(probe), ...rest);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
       const parent = path.dirname(probe);
-      if (parent === probe) return false;
+      if (parent === probe) return p;
+      rest.unshift(path.basename(probe));
       probe = parent;
     }
   }

@@ -106,12 +106,31 @@ export const AppSettingsSchema = z.looseObject({
   SessionState: SessionStateSchema.prefault({}),
 });
 
-const SinkSchema = z.looseObject({
-  Name: z.string(),
-  Args: z.looseObject({}).prefault({}),
-});
-
 export const LogLevel = z.enum(['Verbose', 'Debug', 'Information', 'Warning', 'Error', 'Fatal']);
+
+/** Serilog's rolling intervals; the file name gets the period (`app20260102.log` for Day). */
+export const RollingInterval = z.enum(['Infinite', 'Year', 'Month', 'Day', 'Hour', 'Minute']);
+
+/**
+ * One sink of `Serilog:WriteTo`. The Args this host understands are typed (so that a wrong value
+ * stops start-up and an environment override is coerced); other Args are kept and ignored.
+ */
+export const SinkSchema = z.looseObject({
+  Name: z.string(),
+  Args: z
+    .looseObject({
+      outputTemplate: z.string().optional(),
+      restrictedToMinimumLevel: LogLevel.optional(),
+      path: z.string().optional(),
+      rollingInterval: RollingInterval.optional(),
+      rollOnFileSizeLimit: z.boolean().optional(),
+      fileSizeLimitBytes: z.number().int().positive().nullable().optional(),
+      retainedFileCountLimit: z.number().int().positive().nullable().optional(),
+      buffered: z.boolean().optional(),
+      flushToDiskInterval: timeSpan.optional(),
+    })
+    .prefault({}),
+});
 
 export const DEFAULT_OUTPUT_TEMPLATE =
   '[{Timestamp:HH:mm:ss} {Level:u3}] {Message:lj}{NewLine}{Exception}';
@@ -171,3 +190,5 @@ export type SessionStateSettings = AppSettings['SessionState'];
 export type SerilogSettings = HostSettings['Serilog'];
 export type KestrelSettings = HostSettings['Kestrel'];
 export type LogLevelName = z.output<typeof LogLevel>;
+export type SinkSettings = z.output<typeof SinkSchema>;
+export type RollingIntervalName = z.output<typeof RollingInterval>;

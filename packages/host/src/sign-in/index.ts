@@ -1,15 +1,152 @@
-import type { RequestHandler } from 'express';
+import crypto from 'node:crypto';
+import cookieParser from 'cookie-parser';
+import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import type { HostSettings } from '../settings/schema.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { Logger } from '../logging/logger.js';
+import type { AckRequest } from '../modules/contract.js';
+import { ProblemError } from '../http/problem.js';
+import { signAuthTicket, verifyAuthTicket } from './auth-cookie.js';
+import { computeSignExpiry } from './expiry.js';
+import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } from './user-account.js';
+
+export { computeSignExpiry } from './expiry.js';
+export { safeLocalReturnUrl } from './return-url.js';
+export type { SignInAccount, UserAccount } from './user-account.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The signed-in user, from the verified authentication cookie only (never `{P}.Member`). */
+      ackUser?: UserAccount;
+    }
+  }
+}
+
+/** Cookie names of the sign-in set (DESIGN §5), `{P}` = `CookiePrefixName`. */
+export interface SignInCookieNames {
+  tokenId: string;
+  expireTicks: string;
+  member: string;
+  variable: string;
+  bearerToken: string;
+  /** The only one the server trusts: HttpOnly and HMAC-signed. */
+  authentication: string;
+}
 
 /**
- * Phase 3b: sign-in cookie authentication. Reads the signed authentication cookie and makes the
- * signed-in user available to every module. (Filled in by the dev sign-in issue.)
+ * Sign-in cookies as the original's `checkup` module writes them, kept in the host so that every
+ * sign-in (dev sign-in today, a sign-in module later) issues the same set.
  */
-export function createSignInPhase(settings: HostSettings, keys: Keyring, logger: Logger): RequestHandler | undefined {
-  void settings;
-  void keys;
-  void logger;
-  return undefined;
+export interface SignInService {
+  readonly cookieNames: SignInCookieNames;
+  /**
+   * Signs `account` in: writes the cookie set on `res` and logs the user ID and client address
+   * (never a cookie value). `via` names the caller in the log (e.g. `dev-sign-in GET`).
+   * Throws a 400 `ProblemError` when the account is too large for a cookie.
+   */
+  issue(req: Request, res: Response, account: SignInAccount, via?: string): UserAccount;
+  /** Clears the cookie set (by exact name: unrelated cookies sharing the prefix are left alone). */
+  clear(req: Request, res: Response): void;
+  /** The user the request's authentication cookie proves, if it is valid and not expired. */
+  read(req: Request): UserAccount | undefined;
+}
+
+/** Browsers drop cookies over 4096 bytes (name, value and attributes); stay clear of it. */
+const MAX_COOKIE_VALUE_BYTES = 3800;
+
+export function createSignInService(settings: HostSettings, keys: Keyring, logger: Logger): SignInService {
+  const app = settings.AppSettings;
+  const p = app.CookiePrefixName;
+  const names: SignInCookieNames = {
+    tokenId: `${p}.TokenID`,
+    expireTicks: `${p}.ExpireTicks`,
+    member: `${p}.Member`,
+    variable: `${p}.Variable`,
+    bearerToken: `${p}.BearerToken`,
+    authentication: `${p}.AuthenticationScheme`,
+  };
+  const authKey = keys.key('auth-cookie');
+  const bearerKey = keys.key('bearer-token');
+  const base64Json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
+
+  const cookiesOf = (req: Request): Record<string, string> => (req as { cookies?: Record<string, string> }).cookies ?? {};
+
+  return {
+    cookieNames: names,
+    issue(req, res, input, via = 'sign-in') {
+      const now = new Date();
+      const expires = computeSignExpiry(app.UserSignExpire, now);
+      const clientIp = (req as unknown as AckRequest).ack?.clientIp ?? '';
+      const user = toUserAccount(input, app.ApplicationID, now);
+      const guid = crypto.randomUUID().replace(/-/g, '');
+      const variable: Record<string, unknown> = { ClientIP: clientIp, InstallType: app.InstallType };
+      for (const field of PROFILE_FIELDS) {
+        if (field !== 'UserNo' && field !== 'UserName' && field !== 'Email' && user[field] !== undefined) variable[field] = user[field];
+      }
+      const bearerPayload = Buffer.from(JSON.stringify({
+        TokenID: guid,
+        IssuerName: app.SystemID,
+        ClientIP: clientIp,
+        CreatedAt: now.toISOString(),
+        ExpiredAt: app.UserSignExpire === 0 ? null : expires.toISOString(),
+        Policy: { UserNo: user.UserNo ?? '', UserID: user.UserID, UserName: user.UserName ?? '', Email: user.Email ?? '', Roles: user.Roles, Claims: user.Claims },
+      }), 'utf8').toString('base64url');
+      const bearerMac = crypto.createHmac('sha256', bearerKey).update(bearerPayload).digest('base64url');
+
+      const values: Array<[string, string, boolean]> = [
+        [names.tokenId, `${app.RunningEnvironment}|${app.HostName}|${app.SystemID}|${app.ApplicationID}|${guid}`, false],
+        [names.expireTicks, String(expires.getTime()), false],
+        [names.member, base64Json(user), false],
+        [names.variable, base64Json(variable), false],
+        [names.bearerToken, `${Buffer.from(user.UserID, 'utf8').toString('base64')}.${bearerPayload}.${bearerMac}`, false],
+        [names.authentication, signAuthTicket({ tid: guid, exp: expires.getTime(), user }, authKey), true],
+      ];
+      // All or nothing: check every value before writing any cookie.
+      for (const [name, value] of values) {
+        if (Buffer.byteLength(encodeURIComponent(value)) > MAX_COOKIE_VALUE_BYTES) {
+          throw new ProblemError({
+            status: 400,
+            code: 'sign_in.account_too_large',
+            detail: `The account is too large for the ${name} cookie; shorten its fields.`,
+          });
+        }
+      }
+      const secure = (req as unknown as AckRequest).ack?.protocol === 'https';
+      for (const [name, value, httpOnly] of values) {
+        const options: CookieOptions = { expires, httpOnly, sameSite: 'lax', secure, path: '/' };
+        res.cookie(name, value, options);
+      }
+      req.ackUser = user;
+      logger.info(`signed in: user ${user.UserID} from ${clientIp || 'unknown address'} (${via})`, { userID: user.UserID, clientIp, via });
+      return user;
+    },
+    clear(req, res) {
+      const secure = (req as unknown as AckRequest).ack?.protocol === 'https';
+      for (const name of Object.values(names)) res.clearCookie(name, { path: '/', sameSite: 'lax', secure });
+      req.ackUser = undefined;
+    },
+    read(req) {
+      return verifyAuthTicket(cookiesOf(req)[names.authentication], authKey, Date.now())?.user;
+    },
+  };
+}
+
+/**
+ * Phase 3b: sign-in cookie authentication. Verifies the signed authentication cookie and puts the
+ * user it proves on `req.ackUser` for every module; a missing, tampered, foreign-key or expired
+ * cookie leaves the request anonymous. `{P}.Member` and the other readable cookies are ignored.
+ */
+export function createSignInPhase(settings: HostSettings, keys: Keyring, logger: Logger): RequestHandler {
+  const service = createSignInService(settings, keys, logger);
+  const parseCookies = cookieParser();
+  return (req, res, next) => {
+    parseCookies(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const user = service.read(req);
+      if (user) req.ackUser = user;
+      next();
+    });
+  };
 }

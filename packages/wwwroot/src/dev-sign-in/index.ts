@@ -1,8 +1,83 @@
-import express, { type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
+import { ProblemError, safeLocalReturnUrl } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
+import { jsonBody } from '../index-api/json-body.js';
+import { checkDevAccount, type FieldError } from './account.js';
 
-/** Routes of `/wwwroot/api/dev-sign-in/*`. (Stub: filled in by its issue.) */
+/**
+ * `/wwwroot/api/dev-account/sign-in` (spec 4.3, DESIGN §5). Exists only when
+ * `AppSettings:IsEnabledDevAutoSignIn` is true and `RunningEnvironment` is `D`: otherwise the
+ * router is empty and the path is an ordinary 404, indistinguishable from no route at all.
+ */
 export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
-  void runtime;
-  return express.Router();
+  const router = express.Router();
+  const app = runtime.ctx.settings.AppSettings;
+  if (!(app.IsEnabledDevAutoSignIn === true && app.RunningEnvironment === 'D')) return router;
+
+  const signIn = runtime.ctx.host.signIn;
+  const settingsFile = runtime.ctx.settingsFile;
+  const returnTo = (req: Request) => safeLocalReturnUrl(req.query.returnUrl);
+
+  // Already signed in (a valid authentication cookie), whatever the request holds: go back.
+  // Runs before any body parsing, so even an invalid body redirects.
+  const alreadySignedIn = (req: Request, res: Response, next: () => void) => {
+    if (req.ackUser) return res.redirect(302, returnTo(req));
+    next();
+  };
+
+  router.get('/sign-in', alreadySignedIn, (req, res) => {
+    const check = checkDevAccount(runtime.settings.devAutoSignIn);
+    if (!check.ok) {
+      const missingId = check.errors.some((e) => e.field === 'UserID');
+      throw new ProblemError({
+        status: 400,
+        code: missingId ? 'dev_sign_in.no_configured_user' : 'dev_sign_in.invalid_configured_account',
+        detail: missingId
+          ? `No development account is configured: set ModuleConfig:DevAutoSignIn:UserID in ${settingsFile}.`
+          : `The development account in ${settingsFile} is not valid: ${describe(check.errors, 'ModuleConfig:DevAutoSignIn:')}.`,
+        extensions: { errors: check.errors.map((e) => ({ ...e, field: `ModuleConfig:DevAutoSignIn:${e.field}` })) },
+      });
+    }
+    signIn.issue(req, res, check.account, 'dev sign-in GET');
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(302, returnTo(req));
+  });
+
+  router.post('/sign-in', alreadySignedIn, ...jsonBody('dev_sign_in'), (req, res) => {
+    const check = checkDevAccount(req.body);
+    if (!check.ok) {
+      throw new ProblemError({
+        status: 400,
+        code: 'dev_sign_in.invalid_account',
+        detail: `The account is not valid: ${describe(check.errors)}.`,
+        extensions: { errors: check.errors },
+      });
+    }
+    const user = signIn.issue(req, res, check.account, 'dev sign-in POST');
+    res.setHeader('Cache-Control', 'no-store');
+    if (wantsJson(req)) return res.status(200).json(user);
+    res.redirect(302, returnTo(req));
+  });
+
+  // Sign-out, so that a developer can switch accounts (the sign-in redirects while signed in).
+  // POST only: a link or image on another site cannot sign the user out.
+  router.post('/sign-out', (req, res) => {
+    signIn.clear(req, res);
+    res.setHeader('Cache-Control', 'no-store');
+    if (wantsJson(req)) return res.status(204).end();
+    res.redirect(302, returnTo(req));
+  });
+
+  runtime.ctx.logger.warn('development sign-in is enabled: /wwwroot/api/dev-account/sign-in signs anyone in (RunningEnvironment D only)');
+  return router;
+}
+
+function describe(errors: FieldError[], prefix = ''): string {
+  return errors.map((e) => `${prefix}${e.field} ${e.message}`).join('; ');
+}
+
+/** `Accept: application/json` preferred over HTML: the caller is a script, not a browser page. */
+function wantsJson(req: Request): boolean {
+  const accept = req.headers.accept ?? '';
+  return accept !== '' && req.accepts(['html', 'json']) === 'json' && /json/i.test(accept);
 }

@@ -22,22 +22,43 @@ const DevAccountSchema = z.looseObject({
   ExtendOption: z.string().default(''),
 });
 
+/** A list setting also accepts a single string, as the original's settings reader does. */
+const stringList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (typeof v === 'string' ? (v.trim() === '' ? [] : [v]) : v));
+
+/** A configured path: a string without NUL (resolved later from the entry base path). */
+const pathString = (fallback: string) =>
+  z.string().refine((v) => !v.includes('\0'), 'a path must not contain NUL').default(fallback);
+
+/** `view`, `/view/`, `screens/v1`: URL segments of unreserved characters, no `.` or `..`. */
+const requestPathPrefix = z
+  .string()
+  .refine(
+    (v) => v.split('/').filter(Boolean).every((s) => /^[A-Za-z0-9._~-]+$/.test(s) && s !== '.' && s !== '..'),
+    'must be URL path segments of letters, digits, ".", "_", "~" or "-" (such as "view")',
+  )
+  .default('');
+
 const ModuleConfigSchema = z.looseObject({
-  ContractRequestPath: z.string().default(''),
-  ContractBasePath: z.union([z.string(), z.array(z.string())]).default('../contracts/wwwroot'),
-  WWWRootBasePath: z.string().default('../modules/wwwroot/wwwroot'),
-  SharedFileConfigPath: z.string().default(''),
-  FileSyncTokens: z.array(z.string()).default([]),
+  ContractRequestPath: requestPathPrefix,
+  ContractBasePath: z
+    .union([z.string(), z.array(z.string())])
+    .refine((v) => (Array.isArray(v) ? v : [v]).every((p) => !p.includes('\0')), 'a path must not contain NUL')
+    .default('../contracts/wwwroot'),
+  WWWRootBasePath: pathString('../modules/wwwroot/wwwroot'),
+  SharedFileConfigPath: pathString(''),
+  FileSyncTokens: stringList.default([]),
   BusinessServerUrl: z.string().default(''),
-  ModuleLogFilePath: z.string().default(''),
+  ModuleLogFilePath: pathString(''),
   AuthorizationKey: z.string().default(''),
   DevAutoSignIn: DevAccountSchema.prefault({}),
 });
 
 const ModuleJsonSchema = z.looseObject({
-  ModuleID: z.string().default('wwwroot'),
+  ModuleID: z.string().min(1, 'must not be empty').default('wwwroot'),
   Name: z.string().default('wwwroot'),
-  Version: z.string().default('1.0.0'),
+  Version: z.union([z.string(), z.number()]).transform(String).default('1.0.0'),
   ModuleConfig: ModuleConfigSchema.prefault({}),
 });
 
@@ -67,10 +88,7 @@ export interface WwwrootSettings {
 
 export function parseWwwrootSettings(ctx: ModuleContext): WwwrootSettings {
   const parsed = ModuleJsonSchema.safeParse(ctx.moduleJson);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new SettingsError(`${ctx.settingsFile}: ${issue.path.join(':')}: ${issue.message}`);
-  }
+  if (!parsed.success) throw new SettingsError(describeIssues(ctx.settingsFile, parsed.error.issues));
   const app = ctx.settings.AppSettings;
   const c = parsed.data.ModuleConfig;
   const contractBase = Array.isArray(c.ContractBasePath) ? (c.ContractBasePath[0] ?? '../contracts/wwwroot') : c.ContractBasePath;
@@ -89,4 +107,19 @@ export function parseWwwrootSettings(ctx: ModuleContext): WwwrootSettings {
     devAutoSignIn: c.DevAutoSignIn,
     raw: c as Record<string, unknown>,
   };
+}
+
+/**
+ * One line per problem, each naming the file and the key as written in module.json
+ * (`ModuleConfig.FileSyncTokens[1]`), so the fix is obvious without reading the schema.
+ */
+export function describeIssues(file: string, issues: readonly z.core.$ZodIssue[]): string {
+  const lines = issues.map((issue) => {
+    const key = issue.path.reduce<string>(
+      (acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc === '' ? String(part) : `${acc}.${String(part)}`),
+      '',
+    );
+    return `${key || '(top level)'}: ${issue.message}`;
+  });
+  return `${file}: invalid wwwroot module settings: ${lines.join('; ')}`;
 }

@@ -1,8 +1,30 @@
 import type { RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
+import { engineFor } from './engine/index.js';
+import { createFolderHandler, type Mount } from './engine/folder-handler.js';
+import { createServedFolder } from './engine/served-folder.js';
+import path from 'node:path';
 
-/** Contract screens under `/{ContractRequestPath}` and the static root: handlers of the static phase. */
+/**
+ * Contract screens under `/{ContractRequestPath}` (from `<ContractBasePath>/<ApplicationID>`) and
+ * the static root (`WWWRootBasePath`): handlers of the static phase, one handler for both. The
+ * contract mount is listed first and owns its prefix whether or not a file is found, so the static
+ * root never answers under it. Folders that do not exist yet are looked up per request (cheaply),
+ * so a folder created later, by sync for example, is served without a restart.
+ */
 export function createStaticHandlers(runtime: WwwrootRuntime): RawHandler[] {
-  void runtime;
-  return [];
+  const { settings, ctx } = runtime;
+  const engine = engineFor(runtime);
+  const contractRoot = path.join(settings.contractBasePath, ctx.settings.AppSettings.ApplicationID);
+  const mounts: Mount[] = [
+    {
+      prefix: settings.contractRequestPath.split('/').filter(Boolean).map((s) => s.toLowerCase()),
+      folder: createServedFolder(contractRoot, engine.dirs, engine.store),
+    },
+    { prefix: [], folder: createServedFolder(settings.wwwrootBasePath, engine.dirs, engine.store) },
+  ];
+  const folders = createFolderHandler(mounts);
+  engine.onInvalidate((absolute) => folders.forget(absolute));
+  ctx.logger.info(`contract screens: /${settings.contractRequestPath}/ from ${contractRoot}; static root: ${settings.wwwrootBasePath}`);
+  return [folders.handler];
 }

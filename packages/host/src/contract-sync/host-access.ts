@@ -1,0 +1,21 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+export type HostAccessVerdict = 'ok' | 'missing' | 'invalid' | 'not_configured';
+
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * The `hostAccessID` rule (DESIGN §5 "Contract sync"): the presented header must equal
+ * `AppSettings:HostAccessID` or the lowercase hex SHA-256 of it (what the original host's clients
+ * send). Compared in constant time (equal-length digests); an empty setting refuses everyone.
+ */
+export function checkHostAccessID(configured: string, presented: string | string[] | undefined): HostAccessVerdict {
+  const expected = configured.trim();
+  if (expected === '') return 'not_configured';
+  const value = (Array.isArray(presented) ? presented[0] : presented)?.trim() ?? '';
+  if (value === '') return 'missing';
+  const given = digest(value);
+  const plain = timingSafeEqual(given, digest(expected));
+  const hashed = timingSafeEqual(given, digest(createHash('sha256').update(expected, 'utf8').digest('hex')));
+  return plain || hashed ? 'ok' : 'invalid';
+}

@@ -1,0 +1,298 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * The one way this project writes a file that others read while it runs (sync upload, contract
+ * sync): stream into a temporary file in the target's folder, flush it to disk, then rename it
+ * over the target. A reader sees the old file or the new one, never a part; a write that fails or
+ * is cut off leaves the old file as it was and no temporary file behind.
+ *
+ * Writing is split in two so that several targets can change together ("both or neither"):
+ * `stageStream`/`stageCopy` produce staged temporary files, `commitStaged` renames them all over
+ * their targets and puts the old files back if any rename fails.
+ */
+
+/** A body over the byte limit. Nothing was kept. */
+export class FileTooLargeError extends Error {
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`The file is over ${limit} bytes.`);
+    this.name = 'FileTooLargeError';
+    this.limit = limit;
+  }
+}
+
+/** A temporary file, complete and flushed, waiting to be renamed over its target (or discarded). */
+export interface StagedFile {
+  /** Absolute path of the temporary file. */
+  readonly tempPath: string;
+  readonly bytes: number;
+  /** Lowercase hex SHA-256 of the content. */
+  readonly sha256: string;
+}
+
+interface StagedInternal extends StagedFile {
+  /** The first folder `mkdir` created for this file, removed again (if empty) on discard. */
+  createdDir?: string;
+}
+
+export interface StageOptions {
+  /** Most bytes accepted; one more and the write fails with `FileTooLargeError`. */
+  maxBytes?: number;
+}
+
+const TEMP_SUFFIX = '.ack-tmp';
+
+/** Temporary names are dotfiles (never served) beside the target, unique per write. */
+function tempName(dir: string, hint: string): string {
+  const base = path.basename(hint).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 60);
+  return path.join(dir, `.${base}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+}
+
+/** True for a name `stageStream` gives its temporary files (lets tests and tools recognise leftovers). */
+export function isTemporaryFileName(name: string): boolean {
+  return name.startsWith('.') && name.endsWith(TEMP_SUFFIX);
+}
+
+async function openTemp(dir: string, hint: string): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
+  let createdDir: string | undefined;
+  // A concurrent failed write may remove a folder it created just as we open a file in it: retry.
+  for (let attempt = 0; ; attempt++) {
+    const made = await fs.mkdir(dir, { recursive: true });
+    createdDir ??= made;
+    const tempPath = tempName(dir, hint);
+    try {
+      const handle = await fs.open(tempPath, 'wx', 0o644);
+      return { handle, tempPath, createdDir };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw err;
+    }
+  }
+}
+
+/**
+ * Streams `source` into a new temporary file in `dir` (created if missing), counting bytes and
+ * hashing as it goes, and flushes it. On any failure (source error, limit, disk) the temporary file
+ * is removed and the error rethrown.
+ */
+export async function stageStream(dir: string, source: Readable, options: StageOptions & { nameHint?: string } = {}): Promise<StagedFile> {
+  const { handle, tempPath, createdDir } = await openTemp(dir, options.nameHint ?? 'upload');
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const limit = options.maxBytes ?? Infinity;
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      bytes += chunk.length;
+      if (bytes > limit) return cb(new FileTooLargeError(limit));
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+  });
+  const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir };
+  try {
+    await pipeline(source, meter, handle.createWriteStream({ autoClose: false }));
+    await handle.sync();
+    await handle.close();
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    source.resume?.();
+    await discardStaged(staged);
+    throw err;
+  }
+  return Object.assign(staged, { bytes, sha256: hash.digest('hex') });
+}
+
+/** Stages a copy of a staged file in another folder (the second target of a "both or neither" write). */
+export async function stageCopy(dir: string, from: StagedFile): Promise<StagedFile> {
+  const { handle, tempPath, createdDir } = await openTemp(dir, from.tempPath.replace(TEMP_SUFFIX, ''));
+  const staged: StagedInternal = { tempPath, bytes: from.bytes, sha256: from.sha256, createdDir };
+  try {
+    const source = await fs.open(from.tempPath, 'r');
+    try {
+      await pipeline(source.createReadStream({ autoClose: false }), handle.createWriteStream({ autoClose: false }));
+    } finally {
+      await source.close();
+    }
+    await handle.sync();
+    await handle.close();
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await discardStaged(staged);
+    throw err;
+  }
+  return staged;
+}
+
+/**
+ * Returns a staged file that lives in `dir`: itself when it already does, else moved there (rename,
+ * or copy when `dir` is on another file system). Used when a file arrived before the fields that
+ * name its target and had to be staged elsewhere first.
+ */
+export async function moveStaged(staged: StagedFile, dir: string): Promise<StagedFile> {
+  if (path.dirname(staged.tempPath) === path.resolve(dir)) return staged;
+  const made = await fs.mkdir(dir, { recursive: true });
+  const tempPath = tempName(dir, staged.tempPath.replace(TEMP_SUFFIX, ''));
+  try {
+    await fs.rename(staged.tempPath, tempPath);
+    await discardStaged(staged); // only the folder it may have created is left to tidy
+    return { tempPath, bytes: staged.bytes, sha256: staged.sha256, createdDir: made } as StagedInternal;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+  }
+  const copy = await stageCopy(dir, staged);
+  await discardStaged(staged);
+  return copy;
+}
+
+/** Removes staged temporary files (and the folders created for them, when left empty). Never throws. */
+export async function discardStaged(...files: Array<StagedFile | undefined>): Promise<void> {
+  for (const file of files) {
+    if (!file) continue;
+    await fs.rm(file.tempPath, { force: true }).catch(() => undefined);
+    await removeEmptyFolders(path.dirname(file.tempPath), (file as StagedInternal).createdDir);
+  }
+}
+
+async function removeEmptyFolders(from: string, upTo: string | undefined): Promise<void> {
+  if (!upTo) return;
+  const stop = path.resolve(upTo);
+  for (let dir = path.resolve(from); dir === stop || dir.startsWith(stop + path.sep); dir = path.dirname(dir)) {
+    try {
+      await fs.rmdir(dir);
+    } catch {
+      return; // not empty (another write is using it) or gone
+    }
+    if (dir === stop) return;
+  }
+}
+
+/** Renames with a few retries on Windows, where a reader holding the target briefly blocks it. */
+async function renameRetrying(from: string, to: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fs.rename(from, to);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (process.platform !== 'win32' || attempt >= 5 || !['EPERM', 'EACCES', 'EBUSY'].includes(code ?? '')) throw err;
+      await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
+    }
+  }
+}
+
+async function syncFolder(dir: string): Promise<void> {
+  // Makes the rename itself durable; not possible on every platform, so best effort.
+  try {
+    const handle = await fs.open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    /* ignore */
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.lstat(p);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** A hard link keeps the old content under a second name for free; copy where links are refused. */
+async function keepOldCopy(target: string): Promise<string> {
+  const backup = tempName(path.dirname(target), `${path.basename(target)}.old`);
+  try {
+    await fs.link(target, backup);
+  } catch {
+    await fs.copyFile(target, backup);
+  }
+  return backup;
+}
+
+export interface StagedTarget {
+  staged: StagedFile;
+  /** Absolute path the staged file becomes. */
+  target: string;
+}
+
+/**
+ * Renames every staged file over its target: all of them, or (when one rename fails) none — the
+ * targets renamed so far get their old content back (or are removed if they were new). Returns,
+ * per target, whether a file was there before. The staged files are consumed either way.
+ */
+export async function commitStaged(items: StagedTarget[]): Promise<boolean[]> {
+  const backups: Array<string | undefined> = [];
+  const existed: boolean[] = [];
+  let renamed = 0;
+  try {
+    for (const { target } of items) {
+      const was = await exists(target);
+      if (was && (await fs.lstat(target)).isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
+      existed.push(was);
+      backups.push(items.length > 1 && was ? await keepOldCopy(target) : undefined);
+    }
+    for (const { staged, target } of items) {
+      await renameRetrying(staged.tempPath, target);
+      renamed++;
+    }
+  } catch (err) {
+    for (let i = renamed - 1; i >= 0; i--) {
+      const backup = backups[i];
+      const target = items[i]!.target;
+      await (backup ? fs.rename(backup, target) : fs.rm(target, { force: true })).catch(() => undefined);
+      backups[i] = undefined;
+    }
+    await discardStaged(...items.slice(renamed).map((i) => i.staged));
+    await Promise.all(backups.map((b) => (b ? fs.rm(b, { force: true }).catch(() => undefined) : undefined)));
+    throw err;
+  }
+  await Promise.all(backups.map((b) => (b ? fs.rm(b, { force: true }).catch(() => undefined) : undefined)));
+  await Promise.all([...new Set(items.map((i) => path.dirname(i.target)))].map(syncFolder));
+  return existed;
+}
+
+/** Writes a whole file atomically (temporary file beside it, flushed, renamed). */
+export async function writeFileAtomic(target: string, data: Readable | Buffer | string, options: StageOptions = {}): Promise<StagedFile> {
+  const source = typeof data === 'string' || Buffer.isBuffer(data) ? Readable.from([Buffer.from(data)]) : data;
+  const staged = await stageStream(path.dirname(target), source, { ...options, nameHint: target });
+  await commitStaged([{ staged, target }]);
+  return { tempPath: target, bytes: staged.bytes, sha256: staged.sha256 };
+}
+
+/**
+ * Removes files (never folders) together: each existing target is first renamed aside; if any of
+ * those renames fails the others are put back and the error rethrown, so either all are removed
+ * or none. Returns, per target, whether a file was there.
+ */
+export async function removeFilesTogether(targets: string[]): Promise<boolean[]> {
+  const aside: Array<{ target: string; backup: string } | undefined> = [];
+  try {
+    for (const target of targets) {
+      let stat;
+      try {
+        stat = await fs.lstat(target);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
+        aside.push(undefined);
+        continue;
+      }
+      if (stat.isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
+      const backup = tempName(path.dirname(target), `${path.basename(target)}.deleted`);
+      await renameRetrying(target, backup);
+      aside.push({ target, backup });
+    }
+  } catch (err) {
+    for (const item of aside.reverse()) if (item) await fs.rename(item.backup, item.target).catch(() => undefined);
+    throw err;
+  }
+  await Promise.all(aside.map((item) => (item ? fs.rm(item.backup, { force: true }) : undefined)));
+  return aside.map(Boolean);
+}

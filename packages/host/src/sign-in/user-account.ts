@@ -1,0 +1,69 @@
+/**
+ * The signed-in user, shaped as the original host's `UserAccount` (reference §5.6, PascalCase
+ * names) so that screens reading `{P}.Member` keep working. Optional profile fields are omitted
+ * when not set, as the original omits nulls.
+ */
+export interface UserAccount {
+  UserAccountID?: string;
+  ApplicationID: string;
+  UserNo?: string;
+  UserID: string;
+  UserName?: string;
+  Email?: string;
+  Celluar?: string;
+  PositionName?: string;
+  DepartmentName?: string;
+  CompanyName?: string;
+  BirthDate?: string;
+  Gender?: string;
+  Address?: string;
+  ExtendOption?: string;
+  SessionKey: string;
+  ApplicationRoleID: string;
+  Roles: string[];
+  Claims: Record<string, string>;
+  /** ISO 8601 time of sign-in. */
+  LoginedAt: string;
+}
+
+/** What a sign-in starts from: the account fields of spec 2.3 (`UserID` required). */
+export interface SignInAccount {
+  UserID: string;
+  UserNo?: string;
+  UserName?: string;
+  Email?: string;
+  Roles?: string[];
+  Celluar?: string;
+  PositionName?: string;
+  DepartmentName?: string;
+  CompanyName?: string;
+  BirthDate?: string;
+  Gender?: string;
+  Address?: string;
+  ExtendOption?: string;
+  Claims?: Record<string, string>;
+}
+
+/** The optional text fields of spec 2.3, in the entity's order. */
+export const PROFILE_FIELDS = [
+  'UserNo', 'UserName', 'Email', 'Celluar', 'PositionName', 'DepartmentName',
+  'CompanyName', 'BirthDate', 'Gender', 'Address', 'ExtendOption',
+] as const;
+
+export function toUserAccount(input: SignInAccount, applicationID: string, now: Date): UserAccount {
+  const account: UserAccount = {
+    ApplicationID: applicationID,
+    UserID: input.UserID,
+    SessionKey: '',
+    ApplicationRoleID: '',
+    Roles: [...(input.Roles ?? [])],
+    Claims: { ...(input.Claims ?? {}) },
+    LoginedAt: now.toISOString(),
+  };
+  for (const field of PROFILE_FIELDS) {
+    const value = input[field];
+    // An empty string means "not set" (spec 2.3).
+    if (typeof value === 'string' && value !== '') account[field] = value;
+  }
+  return account;
+}

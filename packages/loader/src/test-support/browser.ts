@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** Debian's Chromium (`.ci/run` installs the `chromium` package when missing). */
+export const CHROMIUM = process.env.ACK_CHROMIUM ?? '/usr/bin/chromium';
+
+/** One headless Chromium per test file (launch in `beforeAll`, close in `afterAll`). */
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (apt-get install chromium)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+/** A page that records its uncaught script errors and console messages. */
+export interface ObservedPage {
+  page: Page;
+  pageErrors: string[];
+  console: string[];
+}
+
+export async function observedPage(browser: Browser): Promise<ObservedPage> {
+  const page = await browser.newPage();
+  const observed: ObservedPage = { page, pageErrors: [], console: [] };
+  page.on('pageerror', (e) => observed.pageErrors.push(e.message));
+  page.on('console', (m) => observed.console.push(`${m.type()}: ${m.text()}`));
+  return observed;
+}
+
+/** What the loader put into `<head>` as text assets, in document order. */
+export function textAssetsOf(page: Page): Promise<Array<{ id: string; type: string; text: string; src: string | null }>> {
+  return page.evaluate(() =>
+    [...document.head.querySelectorAll('script[data-ack-src]')].map((e) => ({
+      id: e.id,
+      type: (e as HTMLScriptElement).type,
+      text: e.textContent ?? '',
+      src: e.getAttribute('data-ack-src'),
+    })),
+  );
+}

@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Case-insensitive lookup without a directory listing per request: each directory's listing is
+ * read once and kept with the directory's mtime; a later use stats the directory (one syscall) and
+ * reads it again only when the mtime moved, which every add, remove or rename inside it does. So a
+ * file added to the static root is found, by any case, on the next request, without a restart.
+ *
+ * Choice rule (deterministic): in each folder, a name spelled exactly as requested wins; otherwise
+ * the names equal to it ignoring case are sorted by UTF-16 code units and the first is taken (so
+ * `Logo.PNG` comes before `logo.png`: upper case sorts before lower case).
+ */
+interface Listing {
+  mtimeMs: number;
+  /** Read so soon after the folder changed that a later change could carry the same mtime. */
+  racy: boolean;
+  exact: Set<string>;
+  /** Lower-cased name → the first name in code-unit order with that lower-case form. */
+  folded: Map<string, string>;
+}
+
+export interface DirectoryIndex {
+  /** The on-disk name in `directory` for `segment`, or undefined. Also reports the listing's mtime. */
+  pick(directory: string, segment: string): { name: string; mtimeMs: number } | undefined;
+  /** True while `directory`'s mtime is still `mtimeMs` (a cached resolution through it holds). */
+  unchanged(directory: string, mtimeMs: number): boolean;
+  /** Forget a folder's listing (the sync API changed something inside it). */
+  invalidate(directory: string): void;
+  stats(): { directories: number };
+}
+
+export function createDirectoryIndex(maxDirectories = 5_000): DirectoryIndex {
+  const listings = new Map<string, Listing>();
+
+  const listingOf = (directory: string): Listing | undefined => {
+    const st = fs.statSync(directory, { throwIfNoEntry: false });
+    if (!st || !st.isDirectory()) {
+      listings.delete(directory);
+      return undefined;
+    }
+    const known = listings.get(directory);
+    if (known && known.mtimeMs === st.mtimeMs && !known.racy) return known;
+    let names: string[];
+    try {
+      names = fs.readdirSync(directory);
+    } catch {
+      return undefined;
+    }
+    names.sort();
+    const folded = new Map<string, string>();
+    for (const name of names) {
+      const lower = name.toLowerCase();
+      if (!folded.has(lower)) folded.set(lower, name);
+    }
+    const listing: Listing = { mtimeMs: st.mtimeMs, racy: isRacy(st), exact: new Set(names), folded };
+    listings.delete(directory);
+    listings.set(directory, listing);
+    if (listings.size > maxDirectories) listings.delete(listings.keys().next().value!);
+    return listing;
+  };
+
+  return {
+    pick(directory, segment) {
+      const listing = listingOf(directory);
+      if (!listing) return undefined;
+      const name = listing.exact.has(segment) ? segment : listing.folded.get(segment.toLowerCase());
+      return name === undefined ? undefined : { name, mtimeMs: listing.mtimeMs };
+    },
+    unchanged(directory, mtimeMs) {
+      const listing = listings.get(directory);
+      if (!listing || listing.racy) return false;
+      const st = fs.statSync(directory, { throwIfNoEntry: false });
+      return st !== undefined && st.mtimeMs === mtimeMs;
+    },
+    invalidate(directory) {
+      listings.delete(path.resolve(directory));
+    },
+    stats: () => ({ directories: listings.size }),
+  };
+}
+
+/**
+ * File systems stamp times with a coarse clock: something read within this window of its last
+ * change could change again without its times moving, so it is read again next time (the rule
+ * git calls "racy clean").
+ */
+export const RACY_WINDOW_MS = 100;
+
+export function isRacy(st: fs.Stats): boolean {
+  return Date.now() - Math.max(st.mtimeMs, st.ctimeMs) < RACY_WINDOW_MS;
+}

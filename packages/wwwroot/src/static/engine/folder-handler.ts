@@ -1,0 +1,75 @@
+import type { AckRequest, Next, RawHandler } from '@ack/host';
+import { sendProblem } from '@ack/host';
+import type { ServerResponse } from 'node:http';
+import { decodeUrlPath, encodeUrlPath } from './url-path.js';
+import { sendFile } from './send-file.js';
+import type { Resolution, ServedFolder } from './served-folder.js';
+
+/** A served folder and the URL prefix it answers under (segments, lower case; empty for `/`). */
+export interface Mount {
+  prefix: readonly string[];
+  folder: ServedFolder;
+}
+
+/**
+ * The one static-phase handler for every mount (contract screens, static root). The first mount
+ * whose prefix matches the decoded path owns the request, found or not: a longer prefix listed
+ * first is never answered by a shorter one (the static root never answers under
+ * `/{ContractRequestPath}`). A URL seen before is answered from its remembered resolution after a
+ * stat (or a few, for a case-insensitive hit), without decoding or walking folders again.
+ */
+export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20_000): FolderHandler {
+  const remembered = new Map<string, Resolution & { folder: ServedFolder }>();
+
+  const forget = (absolute: string) => {
+    for (const [url, r] of remembered) if (r.absolute === absolute) remembered.delete(url);
+  };
+
+  const handler: RawHandler = (req: AckRequest, res: ServerResponse, next: Next) => {
+    const rawPath = req.ack.rawPath;
+    const known = remembered.get(rawPath);
+    if (known) {
+      const facts = known.folder.revalidate(known);
+      if (facts) return sendFile(req, res, facts);
+      remembered.delete(rawPath);
+    }
+
+    const decoded = decodeUrlPath(rawPath);
+    if (!decoded.ok) {
+      if (decoded.status === 404) return next();
+      return sendProblem(res, { status: 400, code: 'request.bad_path', detail: `The path cannot name a file (${decoded.reason}).` }, req.method);
+    }
+    const mount = mounts.find((m) => startsWithFolded(decoded.segments, m.prefix));
+    if (!mount) return next();
+    const rest = decoded.segments.slice(mount.prefix.length);
+    // A folder's index.html answers `/dir/` (and `/`); `/dir` is redirected to `/dir/` below.
+    const result = mount.folder.resolve(rest, decoded.trailingSlash || decoded.segments.length === 0);
+    if (result.kind === 'none') return next();
+    if (result.kind === 'directory') {
+      // A folder without its trailing slash: redirect, so relative links in its index.html resolve.
+      const location = encodeUrlPath(decoded.segments, true) + (req.ack.rawQuery ? `?${req.ack.rawQuery}` : '');
+      res.statusCode = 301;
+      res.setHeader('Location', location);
+      res.setHeader('Content-Length', 0);
+      res.end();
+      return;
+    }
+    if (remembered.size >= maxRemembered) remembered.delete(remembered.keys().next().value!);
+    remembered.set(rawPath, { ...result.resolution, folder: mount.folder });
+    sendFile(req, res, result.facts);
+  };
+  return { handler, forget, remembered: () => remembered.size };
+}
+
+export interface FolderHandler {
+  handler: RawHandler;
+  /** Drops remembered URL resolutions that lead to this file. */
+  forget(absolute: string): void;
+  remembered(): number;
+}
+
+function startsWithFolded(segments: readonly string[], prefix: readonly string[]): boolean {
+  if (segments.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (segments[i]!.toLowerCase() !== prefix[i]) return false;
+  return true;
+}

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import parseRange from 'range-parser';
+import type { FileFacts } from './file-store.js';
+import { notModified } from './conditional.js';
+
+/**
+ * Answers a GET or HEAD with a file: 304 when the client's copy is current (`If-None-Match`,
+ * `If-Modified-Since`), 206 for one satisfiable `Range` (416 when none is), else 200. Small files
+ * come from memory; others stream from disk. Edge headers (security, CORS) are already set.
+ */
+export function sendFile(req: IncomingMessage, res: ServerResponse, facts: FileFacts): void {
+  const h = req.headers;
+  if ((h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) &&
+      notModified(h['if-none-match'], h['if-modified-since'], facts.etag, facts.lastModified)) {
+    res.statusCode = 304;
+    for (const [name, value] of facts.notModifiedHeaders) res.setHeader(name, value);
+    res.end();
+    return;
+  }
+  for (const [name, value] of facts.headers) res.setHeader(name, value);
+
+  let start = 0;
+  let end = facts.size - 1;
+  if (h.range !== undefined && req.method === 'GET' && rangeStillValid(h['if-range'] as string | undefined, facts)) {
+    const ranges = parseRange(facts.size, h.range, { combine: true });
+    if (ranges === -1) {
+      res.statusCode = 416;
+      res.setHeader('Content-Range', `bytes */${facts.size}`);
+      res.setHeader('Content-Length', 0);
+      res.end();
+      return;
+    }
+    // A malformed header (-2), another unit, or several ranges: answer the whole file (RFC 9110 allows it).
+    if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
+      start = ranges[0]!.start;
+      end = ranges[0]!.end;
+      res.statusCode = 206;
+      res.setHeader('Content-Range', `bytes ${start}-${end}/${facts.size}`);
+    }
+  }
+  const length = facts.size === 0 ? 0 : end - start + 1;
+  res.setHeader('Content-Length', length);
+  if (req.method === 'HEAD' || length === 0) {
+    res.end();
+    return;
+  }
+  if (facts.body) {
+    res.end(start === 0 && length === facts.body.length ? facts.body : facts.body.subarray(start, end + 1));
+    return;
+  }
+  streamFile(res, facts.absolute, start, end, length);
+}
+
+/** `If-Range` with a strong ETag or an HTTP date: the range applies only if the file is that version. */
+function rangeStillValid(ifRange: string | undefined, facts: FileFacts): boolean {
+  if (ifRange === undefined) return true;
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === facts.etag;
+  const since = Date.parse(ifRange);
+  return !Number.isNaN(since) && Math.floor(facts.mtimeMs / 1000) * 1000 <= since;
+}
+
+function streamFile(res: ServerResponse, absolute: string, start: number, end: number, length: number): void {
+  const stream = fs.createReadStream(absolute, { start, end, highWaterMark: 256 * 1024 });
+  res.once('close', () => stream.destroy());
+  stream.once('error', () => res.destroy());
+  // The file may shrink between stat and read: never end a response shorter than its Content-Length
+  // (the client would wait for bytes that never come); cut the connection instead.
+  stream.once('end', () => (stream.bytesRead === length ? res.end() : res.destroy()));
+  stream.pipe(res, { end: false });
+}

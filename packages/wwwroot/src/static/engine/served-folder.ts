@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { resolveContainedPath } from '@ack/host';
+import type { DirectoryIndex } from './dir-index.js';
+import type { FileFacts, FileStore } from './file-store.js';
+
+/**
+ * A folder served under a URL prefix (the static root under `/`, contract screens under
+ * `/{ContractRequestPath}`): maps decoded URL segments to a file inside it, case-insensitively,
+ * never outside it (lexically via `resolveContainedPath`, on disk via the real path, so a symlink
+ * pointing out is not followed).
+ */
+export type FolderResult =
+  | { kind: 'file'; facts: FileFacts; resolution: Resolution }
+  | { kind: 'directory' }
+  | { kind: 'none' };
+
+/** How a URL was mapped to a file, kept so the next request for the same URL skips the walk. */
+export interface Resolution {
+  absolute: string;
+  /** Inode whose real path was checked to be inside the folder. */
+  ino: number;
+  /** Folders whose listing decided a case-insensitive step, with the mtime they had. */
+  folded: ReadonlyArray<readonly [string, number]> | undefined;
+}
+
+export interface ServedFolder {
+  readonly root: string;
+  /** Full walk: exact name first in each folder, else the case-insensitive choice. */
+  resolve(segments: readonly string[], wantIndex: boolean): FolderResult;
+  /** Re-validates a remembered resolution; the facts when it still holds. */
+  revalidate(resolution: Resolution): FileFacts | undefined;
+}
+
+export function createServedFolder(root: string, dirs: DirectoryIndex, store: FileStore): ServedFolder {
+  const base = path.resolve(root);
+
+  const realRoot = (): string | undefined => {
+    try {
+      return fs.realpathSync(base);
+    } catch {
+      return undefined;
+    }
+  };
+
+  const inside = (absolute: string, real: string): boolean => {
+    try {
+      const target = fs.realpathSync(absolute);
+      return target === real || target.startsWith(real + path.sep);
+    } catch {
+      return false;
+    }
+  };
+
+  return {
+    root: base,
+    resolve(segments, wantIndex) {
+      if (segments.length > 0) {
+        const contained = resolveContainedPath(base, segments.join('/'));
+        if (!contained.ok) return { kind: 'none' };
+      }
+      const real = realRoot();
+      if (!real) return { kind: 'none' };
+      let current = base;
+      let folded: Array<readonly [string, number]> | undefined;
+      const walk = [...segments];
+      const step = (segment: string): boolean => {
+        const picked = dirs.pick(current, segment);
+        if (!picked) return false;
+        if (picked.name !== segment) (folded ??= []).push([current, picked.mtimeMs]);
+        current = path.join(current, picked.name);
+        return true;
+      };
+      for (const segment of walk) if (!step(segment)) return { kind: 'none' };
+      let st = fs.statSync(current, { throwIfNoEntry: false });
+      if (st?.isDirectory()) {
+        if (!wantIndex) return { kind: 'directory' };
+        if (!step('index.html')) return { kind: 'none' };
+        st = fs.statSync(current, { throwIfNoEntry: false });
+      }
+      if (!st?.isFile() || !inside(current, real)) return { kind: 'none' };
+      const facts = store.lookup(current);
+      if (!facts) return { kind: 'none' };
+      return { kind: 'file', facts, resolution: { absolute: current, ino: facts.ino, folded } };
+    },
+    revalidate(resolution) {
+      if (resolution.folded) {
+        for (const [dir, mtimeMs] of resolution.folded) if (!dirs.unchanged(dir, mtimeMs)) return undefined;
+      }
+      const facts = store.lookup(resolution.absolute);
+      return facts && facts.ino === resolution.ino ? facts : undefined;
+    },
+  };
+}

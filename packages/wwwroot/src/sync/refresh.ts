@@ -1,0 +1,97 @@
+import type { ChangeType } from '@ack/host';
+import type { WwwrootRuntime } from '../runtime.js';
+
+/** Refresh routes of the modules that have one (the original's, reference §6.3). */
+export const REFRESH_ROUTES: Readonly<Record<string, string>> = {
+  transact: 'transact/api/transaction/refresh',
+  dbclient: 'dbclient/api/query/refresh',
+  graphclient: 'graphclient/api/query/refresh',
+  function: 'function/api/execution/refresh',
+};
+
+export const DEFAULT_REFRESH_TIMEOUT_MS = 10_000;
+const MAX_RELAYED_BYTES = 64 * 1024;
+
+export interface RefreshRequest {
+  module: string;
+  change: ChangeType;
+  /** Path relative to the module's contract folder, `/` separated. */
+  relative: string;
+  absolute: string;
+  /** The caller's `AuthorizationKey` header, forwarded when present. */
+  authorizationKey?: string;
+}
+
+export interface RefreshOutcome {
+  ok: boolean;
+  /** How the module was told: its cache dropped (wwwroot), its refresh route, its in-process hook, or not at all. */
+  via: 'cache' | 'route' | 'hook' | 'none';
+  /** Status of the module's refresh route. */
+  status?: number;
+  /** The refresh route's answer (JSON when it is JSON, else text). */
+  body?: unknown;
+  contentType?: string;
+  /** Why it failed (`sync.refresh_failed`, `sync.refresh_timeout`). */
+  code?: string;
+  detail?: string;
+}
+
+/**
+ * Tells the target module that a contract file changed (DESIGN §5 "Sync upload and refresh"). For
+ * `wwwroot`, drops any cached copy of the file. For a module with a refresh route, calls it on this
+ * host's own listening address (never an address a caller chose), forwarding `AuthorizationKey`,
+ * with a time-out. Never throws: the outcome says what happened.
+ */
+export async function refreshModule(runtime: WwwrootRuntime, request: RefreshRequest, timeoutMs: number): Promise<RefreshOutcome> {
+  const change = { changeType: request.change, filePath: request.relative };
+  const host = runtime.ctx.host;
+  if (request.module === 'wwwroot') {
+    runtime.files.invalidate(request.absolute);
+    await host.notifyContractChange('wwwroot', change).catch(() => false);
+    return { ok: true, via: 'cache' };
+  }
+  const route = REFRESH_ROUTES[request.module];
+  if (!route) {
+    try {
+      return { ok: true, via: (await host.notifyContractChange(request.module, change)) ? 'hook' : 'none' };
+    } catch (err) {
+      return { ok: false, via: 'hook', code: 'sync.refresh_failed', detail: `The module's refresh failed: ${(err as Error).message}` };
+    }
+  }
+  const base = host.selfUrl();
+  if (!base) return { ok: false, via: 'route', code: 'sync.refresh_failed', detail: 'The host is not listening yet.' };
+  const url = `${base}/${route}?changeType=${encodeURIComponent(request.change)}&filePath=${encodeURIComponent(request.relative)}`;
+  try {
+    const response = await fetch(url, {
+      headers: { AuthorizationKey: request.authorizationKey || runtime.settings.authorizationKey, Accept: 'application/json' },
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'manual',
+    });
+    const contentType = response.headers.get('content-type') ?? undefined;
+    const text = (await response.text()).slice(0, MAX_RELAYED_BYTES);
+    let body: unknown = text;
+    if (contentType?.includes('json')) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        /* relay as text */
+      }
+    }
+    if (response.ok) return { ok: true, via: 'route', status: response.status, body, contentType };
+    return {
+      ok: false,
+      via: 'route',
+      status: response.status,
+      body,
+      code: 'sync.refresh_failed',
+      detail: `The ${request.module} refresh route answered ${response.status}.`,
+    };
+  } catch (err) {
+    const name = (err as Error).name;
+    if (name === 'TimeoutError' || name === 'AbortError') {
+      return { ok: false, via: 'route', code: 'sync.refresh_timeout', detail: `The ${request.module} refresh route did not answer within ${timeoutMs} ms.` };
+    }
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return { ok: false, via: 'route', code: 'sync.refresh_failed', detail: `The ${request.module} refresh route could not be called${cause ? ` (${cause})` : ''}.` };
+  }
+}

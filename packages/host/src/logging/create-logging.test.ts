@@ -129,9 +129,19 @@ describe('configuration problems', () => {
     logger.info('still logging');
     await logging!.close();
     expect(readLog()).toEqual([
-      'WRN : Serilog:WriteTo:0: sink "Seq" is not supported by this host (Console, File); ignored',
+      'WRN : Serilog:WriteTo:0: sink "Seq" is not supported by this host (Console, File, Async); ignored',
       'WRN : Serilog:WriteTo:1: the File sink has no Args:path; ignored',
       'INF : still logging',
+    ]);
+  });
+
+  it('unwraps Serilog\'s Async sink into the sinks it configures', async () => {
+    const logger = setUp({ WriteTo: [{ Name: 'Async', Args: { configure: [fileSink(), { Args: {} }] } }] });
+    logger.info('through async');
+    await logging!.close();
+    expect(readLog()).toEqual([
+      'WRN : Serilog:WriteTo:0:Args:configure:1: not a sink ({ "Name": ..., "Args": {...} }); ignored',
+      'INF : through async',
     ]);
   });
 

@@ -1,6 +1,6 @@
 import winston from 'winston';
 import type { HostSettings, LogLevelName, SinkSettings } from '../settings/schema.js';
-import { DEFAULT_OUTPUT_TEMPLATE } from '../settings/schema.js';
+import { DEFAULT_OUTPUT_TEMPLATE, SinkSchema } from '../settings/schema.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { exposesSecrets, redactSecretsInText } from '../settings/redact.js';
 import type { HostPaths } from '../paths/host-paths.js';
@@ -58,7 +58,7 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
     };
   };
 
-  serilog.WriteTo.forEach((sink: SinkSettings, index) => {
+  const addSink = (sink: SinkSettings, where: string): void => {
     const args = sink.Args;
     const format = templateFormat(args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean);
     const level = args.restrictedToMinimumLevel ? TO_WINSTON[args.restrictedToMinimumLevel] : undefined;
@@ -68,33 +68,45 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
         break;
       case 'file': {
         if (!args.path) {
-          warnings.push(`Serilog:WriteTo:${index}: the File sink has no Args:path; ignored`);
+          warnings.push(`${where}: the File sink has no Args:path; ignored`);
           break;
         }
         const file = paths.resolve(args.path);
         const limit = args.fileSizeLimitBytes === undefined ? DEFAULT_FILE_SIZE_LIMIT : args.fileSizeLimitBytes;
         try {
-          const sink = new FileSink({
+          const fileSink = new FileSink({
             file,
             rollingInterval: args.rollingInterval ?? 'Infinite',
             rollAtBytes: args.rollOnFileSizeLimit ? limit : null,
             retainedFileCountLimit: args.retainedFileCountLimit === undefined ? DEFAULT_RETAINED_FILES : args.retainedFileCountLimit,
-            bufferMs: args.buffered ? (args.flushToDiskInterval ? parseTimeSpanMs(args.flushToDiskInterval) : DEFAULT_FLUSH_MS) || DEFAULT_FLUSH_MS : undefined,
+            bufferMs: args.buffered ? (args.flushToDiskInterval ? parseTimeSpanMs(args.flushToDiskInterval) : 0) || DEFAULT_FLUSH_MS : undefined,
             level,
             format,
             onError: reportSinkError(file),
           });
-          fileSinks.push(sink);
-          transports.push(sink);
+          fileSinks.push(fileSink);
+          transports.push(fileSink);
         } catch (err) {
-          warnings.push(`Serilog:WriteTo:${index}: cannot open the log file ${file} (${(err as Error).message}); file sink off`);
+          warnings.push(`${where}: cannot open the log file ${file} (${(err as Error).message}); file sink off`);
         }
         break;
       }
+      case 'async': {
+        // Serilog's Async wrapper (`Args:configure`: a list of sinks): its sinks, written directly.
+        const inner = Array.isArray(args.configure) ? args.configure : [];
+        if (inner.length === 0) warnings.push(`${where}: the Async sink has no Args:configure list; ignored`);
+        inner.forEach((item, i) => {
+          const parsed = SinkSchema.safeParse(item);
+          if (parsed.success) addSink(parsed.data, `${where}:Args:configure:${i}`);
+          else warnings.push(`${where}:Args:configure:${i}: not a sink ({ "Name": ..., "Args": {...} }); ignored`);
+        });
+        break;
+      }
       default:
-        warnings.push(`Serilog:WriteTo:${index}: sink "${sink.Name}" is not supported by this host (Console, File); ignored`);
+        warnings.push(`${where}: sink "${sink.Name}" is not supported by this host (Console, File, Async); ignored`);
     }
-  });
+  };
+  serilog.WriteTo.forEach((sink, index) => addSink(sink, `Serilog:WriteTo:${index}`));
 
   const base = winston.createLogger({
     levels: WINSTON_LEVELS,

@@ -6,7 +6,8 @@ import { z } from 'zod';
 // XFrameOptions, SqidsAlphabet, ...) are here too, with the original's defaults.
 //
 // Objects are not strict: unknown keys are kept (the original's files carry many keys this host
-// does not use), and the loader logs them at debug level.
+// does not use); they show in the effective settings the host logs at Debug level. Keys and enum
+// values match ignoring case (schema-walk.ts), as in .NET configuration.
 
 const str = (d: string) => z.string().default(d);
 const bool = (d: boolean) => z.boolean().default(d);

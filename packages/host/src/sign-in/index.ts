@@ -119,7 +119,9 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
         res.cookie(name, value, options);
       }
       req.ackUser = user;
-      logger.info(`signed in: user ${user.UserID} from ${clientIp || 'unknown address'} (${via})`, { userID: user.UserID, clientIp, via });
+      // Control characters are masked so that a user ID cannot forge log lines.
+      const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+      logger.info(`signed in: user ${shown(user.UserID)} from ${clientIp || 'unknown address'} (${shown(via)})`);
       return user;
     },
     clear(req, res) {

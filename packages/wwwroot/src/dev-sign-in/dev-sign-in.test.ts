@@ -288,3 +288,30 @@ describe('dev sign-out', () => {
     }
   });
 });
+
+describe('dev sign-in behind a proxy and without sessions', () => {
+  it('marks every cookie Secure when the client came over HTTPS (trusted proxy) and logs the forwarded address', async () => {
+    const t = await startSignInHost({ appSettings: { UseForwardProxy: true, ForwardProxyIP: ['127.0.0.1'] } });
+    try {
+      const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'tls' }, { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' });
+      const cookies = setCookies(res);
+      expect(cookies.size).toBe(6);
+      for (const c of cookies.values()) expect(c).toMatch(/; Secure/i);
+      const variable = JSON.parse(Buffer.from(cookieValue(cookies.get('tst.Variable')!), 'base64').toString('utf8'));
+      expect(variable.ClientIP).toBe('203.0.113.9');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('signs in with SessionState:IsSession false (sign-in does not depend on sessions)', async () => {
+    const t = await startSignInHost({ appSettings: { SessionState: { IsSession: false } } });
+    try {
+      const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'nosession' });
+      expect(res.status).toBe(302);
+      expect(await whoami(t.url, cookieHeader(res))).toMatchObject({ UserID: 'nosession' });
+    } finally {
+      await t.close();
+    }
+  });
+});

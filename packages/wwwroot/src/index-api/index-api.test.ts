@@ -317,6 +317,18 @@ describe('direct-transaction wrapper', () => {
     });
   }
 
+  it('the guessable default key (SystemID + RunningEnvironment + HostName) opens nothing', async () => {
+    const plain = await startSignInHost({ appSettings: { SystemID: 'SYS1', HostName: 'HOSTA' }, moduleConfig: { BusinessServerUrl: business.url } });
+    try {
+      for (const key of ['SYS1DHOSTA', '']) {
+        const res = await getJson(`${plain.url}${API}/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', AuthorizationKey: key }, body: JSON.stringify(command) });
+        expect(res.status, key).toBe(401);
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('answers 502 when the business server is not there', async () => {
     const down = await startSignInHost({ moduleConfig: { BusinessServerUrl: 'http://127.0.0.1:1/execute', AuthorizationKey: KEY } });
     try {

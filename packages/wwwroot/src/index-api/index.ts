@@ -39,8 +39,12 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   const ids = createIdIssuer(app.WithOrigins, own.CreateIDPolicy);
   const antiforgeryKey = ctx.host.keys.key('antiforgery');
   const antiforgeryCookie = `${app.CookiePrefixName}.XSRF-TOKEN`;
-  const authorizationKey = Buffer.from(settings.authorizationKey, 'utf8');
+  // The derived default key (SystemID + RunningEnvironment + HostName) is guessable, so it never
+  // opens the wrapper: key access needs ModuleConfig:AuthorizationKey set explicitly.
+  const keyConfigured = typeof settings.raw.AuthorizationKey === 'string' && settings.raw.AuthorizationKey.trim() !== '';
+  const authorizationKey = Buffer.from(keyConfigured ? settings.authorizationKey : '', 'utf8');
   const log = ctx.logger;
+  if (!keyConfigured) log.info('transaction wrapper: ModuleConfig:AuthorizationKey is not set, so only signed-in users may call it');
 
   const router = express.Router();
   router.use((_req, res, next) => {

@@ -14,7 +14,7 @@ app.disable('x-powered-by');
 app.get('/shared-files/manifest', (_req, res) => {
   res.set('Cache-Control', 'no-cache').type('application/json').send(manifestJson);
 });
-app.get('/shared/theme.css', (_req, res) => res.sendFile(sharedFile));
+app.get('/shared/theme.css', (_req, res) => res.sendFile(sharedFile, { dotfiles: 'allow' }));
 app.use(express.static(www));
 const server = app.listen(0, '127.0.0.1', () => {
   const { port } = server.address();

@@ -126,7 +126,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     const toRoutes = () => expressApp(req as never, res as never);
     const toStatic = () => {
       if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.rawPath)) {
-        runHandlers(staticHandlers, req, res, toRoutes, fail);
+        // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and
+        // sign-in only read cookies): answer it here, without minting a session for every miss.
+        runHandlers(staticHandlers, req, res, () => sendNotFound(req, res), fail);
       } else toRoutes();
     };
     const toPublic = () => (publicHandlers.length > 0 ? runHandlers(publicHandlers, req, res, toStatic, fail) : toStatic());

@@ -120,7 +120,7 @@ function translate(err: unknown, req: IncomingMessage, prefix: string, maxBytes:
   if (err instanceof FileTooLargeError || (e.name === 'MulterError' && e.code === 'LIMIT_FILE_SIZE')) {
     return new ProblemError({ status: 413, code: `${prefix}.file_too_large`, detail: `The file is over ${maxBytes} bytes (Security:MaxContractSyncFileBytes).` });
   }
-  if (req.destroyed || e.message === 'Request aborted' || e.message === 'Request closed') return new ClientGoneError();
+  if ((req.destroyed && !req.complete) || e.message === 'Request aborted' || e.message === 'Request closed') return new ClientGoneError();
   if (e.name === 'MulterError') return new ProblemError({ status: 400, code: `${prefix}.invalid_form`, detail: e.message });
   // busboy's parse errors ("Unexpected end of form", "Malformed part header", no boundary, ...).
   if (typeof e.message === 'string' && !('errno' in (err as object))) {

@@ -93,9 +93,8 @@ export async function stageStream(dir: string, source: Readable, options: StageO
   });
   const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir };
   try {
-    await pipeline(source, meter, handle.createWriteStream({ autoClose: false }));
-    await handle.sync();
-    await handle.close();
+    // `flush` syncs the file to disk before the stream closes the handle.
+    await pipeline(source, meter, handle.createWriteStream({ flush: true }));
   } catch (err) {
     await handle.close().catch(() => undefined);
     source.resume?.();
@@ -111,13 +110,7 @@ export async function stageCopy(dir: string, from: StagedFile): Promise<StagedFi
   const staged: StagedInternal = { tempPath, bytes: from.bytes, sha256: from.sha256, createdDir };
   try {
     const source = await fs.open(from.tempPath, 'r');
-    try {
-      await pipeline(source.createReadStream({ autoClose: false }), handle.createWriteStream({ autoClose: false }));
-    } finally {
-      await source.close();
-    }
-    await handle.sync();
-    await handle.close();
+    await pipeline(source.createReadStream(), handle.createWriteStream({ flush: true }));
   } catch (err) {
     await handle.close().catch(() => undefined);
     await discardStaged(staged);

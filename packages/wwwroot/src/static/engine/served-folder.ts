@@ -37,7 +37,7 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
 
   const realRoot = (): string | undefined => {
     try {
-      return fs.realpathSync(base);
+      return fs.realpathSync.native(base);
     } catch {
       return undefined;
     }
@@ -45,7 +45,7 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
 
   const inside = (absolute: string, real: string): boolean => {
     try {
-      const target = fs.realpathSync(absolute);
+      const target = fs.realpathSync.native(absolute);
       return target === real || target.startsWith(real + path.sep);
     } catch {
       return false;
@@ -59,8 +59,6 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
         const contained = resolveContainedPath(base, segments.join('/'));
         if (!contained.ok) return { kind: 'none' };
       }
-      const real = realRoot();
-      if (!real) return { kind: 'none' };
       let current = base;
       let folded: Array<readonly [string, number]> | undefined;
       const walk = [...segments];
@@ -78,7 +76,9 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
         if (!step('index.html')) return { kind: 'none' };
         st = fs.statSync(current, { throwIfNoEntry: false });
       }
-      if (!st?.isFile() || !inside(current, real)) return { kind: 'none' };
+      if (!st?.isFile()) return { kind: 'none' };
+      const real = realRoot();
+      if (!real || !inside(current, real)) return { kind: 'none' };
       const facts = store.lookup(current);
       if (!facts) return { kind: 'none' };
       return { kind: 'file', facts, resolution: { absolute: current, ino: facts.ino, folded } };

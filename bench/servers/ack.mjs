@@ -7,6 +7,15 @@ const appDir = process.argv[2];
 const host = await createHost({ appDir, modules: { wwwroot: wwwrootModule }, logging: { quiet: true } });
 const url = await host.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(JSON.stringify({ url, pid: process.pid }) + '\n');
+// The bench asks for memory figures over IPC: first as they are, then after a full collection
+// (when started with --expose-gc), which tells garbage not yet collected from memory kept.
+process.on('message', (message) => {
+  if (message !== 'memory') return;
+  const before = process.memoryUsage();
+  globalThis.gc?.();
+  const after = process.memoryUsage();
+  process.send?.({ before, after });
+});
 const stop = () => host.close({ graceMs: 500 }).then(() => process.exit(0));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -2,6 +2,9 @@ import { Command, CommanderError } from 'commander';
 import { HOST_VERSION } from '@ack/host';
 import { registerServe } from './commands/serve.js';
 import { registerInit } from './commands/init.js';
+import { registerSync } from './commands/sync.js';
+import { registerContractSync } from './commands/contract-sync.js';
+import { registerManifest } from './commands/manifest.js';
 import { EXIT } from './exit-codes.js';
 
 export { EXIT };
@@ -14,6 +17,9 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   registerServe(program);
   registerInit(program);
+  registerSync(program);
+  registerContractSync(program);
+  registerManifest(program);
   return program;
 }
 

@@ -44,7 +44,7 @@ describe('module loading', () => {
     home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['bad'] } }), { 'modules/bad/module.json': '{ "ModuleID": "bad", ' });
     const attempt = createHost({ appDir: home.appDir, modules: { bad: probeModule() }, env: {}, logging: { quiet: true } });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
-    await expect(attempt).rejects.toThrow(/modules\/bad\/module\.json: not valid module settings JSON/);
+    await expect(attempt).rejects.toThrow(/not valid module settings: .*modules\/bad\/module\.json:1:\d+: not valid JSON/);
   });
 
   it('loads a module from the EntryPoint file named in its module.json', async () => {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SettingsError } from '../settings/load.js';
+import { readJsonFile } from '../settings/json-file.js';
 import type { AckModuleFactory, HostServices, ModuleContributions, ModuleJson, ModuleRegistry } from './contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
@@ -48,20 +49,18 @@ export async function loadModules(
       skipped.push({ id, reason: `no folder ${directory}` });
       continue;
     }
-    let text: string;
-    try {
-      text = fs.readFileSync(settingsFile, 'utf8');
-    } catch {
+    if (!fs.existsSync(settingsFile)) {
       skipped.push({ id, reason: `no module.json in ${directory}` });
       continue;
     }
     let moduleJson: ModuleJson;
     try {
-      const parsed: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the top level must be an object');
+      // Read as appsettings.json is (comments, trailing commas, line:column in errors).
+      const parsed = readJsonFile(settingsFile).value;
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${settingsFile}: the top level must be an object`);
       moduleJson = parsed as ModuleJson;
     } catch (err) {
-      throw new SettingsError(`${settingsFile}: not valid module settings JSON (${(err as Error).message})`);
+      throw new SettingsError(`not valid module settings: ${(err as Error).message}`);
     }
     const factory = registry[id] ?? (await importEntryPoint(directory, settingsFile, moduleJson));
     if (!factory) {

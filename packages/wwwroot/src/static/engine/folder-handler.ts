@@ -18,6 +18,8 @@ export interface Mount {
  * `/{ContractRequestPath}`). A URL seen before is answered from its remembered resolution after a
  * stat (or a few, for a case-insensitive hit), without decoding or walking folders again.
  */
+const MAX_REMEMBERED_URL = 1024;
+
 export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20_000): FolderHandler {
   const remembered = new Map<string, Resolution & { folder: ServedFolder }>();
 
@@ -54,8 +56,12 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
       res.end();
       return;
     }
-    if (remembered.size >= maxRemembered) remembered.delete(remembered.keys().next().value!);
-    remembered.set(rawPath, { ...result.resolution, folder: mount.folder });
+    // Long URLs (e.g. padded with `//`, which resolve like short ones) are not remembered, so the
+    // memory a client can make us hold stays small.
+    if (rawPath.length <= MAX_REMEMBERED_URL) {
+      if (remembered.size >= maxRemembered) remembered.delete(remembered.keys().next().value!);
+      remembered.set(rawPath, { ...result.resolution, folder: mount.folder });
+    }
     sendFile(req, res, result.facts);
   };
   return { handler, forget, remembered: () => remembered.size };

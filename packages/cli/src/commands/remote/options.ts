@@ -1,0 +1,80 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { CliError, EXIT_CODES } from './exit-codes.js';
+import { DEFAULT_RETRY } from './retry.js';
+import type { RequestSettings } from './http.js';
+
+/** Options every command that talks to a host takes. */
+export interface RemoteOptions {
+  url?: string[];
+  json?: boolean;
+  retries?: number;
+  timeout?: number;
+}
+
+export const DEFAULT_URL = 'http://127.0.0.1:8421';
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('a whole number, 0 or more');
+  return n;
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('a number above 0');
+  return n;
+}
+
+export function addRemoteOptions(command: Command): Command {
+  return command
+    .option('--url <url>', `host URL; repeat (or separate with commas) to push to several hosts (default: ACK_URL, else ${DEFAULT_URL})`, collect)
+    .option('--json', 'print one JSON document for scripts instead of text')
+    .option('--retries <n>', `retries on network errors, 429 and 5xx (default ${DEFAULT_RETRY.retries})`, nonNegativeInt)
+    .option('--timeout <seconds>', 'time-out of each request (default 60)', positiveNumber);
+}
+
+/** Host URLs from `--url` (repeatable, comma-separated) or `ACK_URL`. */
+export function resolveUrls(options: RemoteOptions, env: NodeJS.ProcessEnv = process.env): string[] {
+  const given = options.url?.length ? options.url : env.ACK_URL ? [env.ACK_URL] : [DEFAULT_URL];
+  const urls = given.flatMap((u) => u.split(/[,\s]+/)).filter(Boolean);
+  for (const u of urls) {
+    let parsed: URL;
+    try {
+      parsed = new URL(u);
+    } catch {
+      throw new CliError(`not a URL: ${u}`, EXIT_CODES.usage);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new CliError(`not an http(s) URL: ${u}`, EXIT_CODES.usage);
+  }
+  return [...new Set(urls.map((u) => u.replace(/\/+$/, '')))];
+}
+
+export function requestSettings(options: RemoteOptions): RequestSettings {
+  return {
+    retry: { ...DEFAULT_RETRY, retries: options.retries ?? DEFAULT_RETRY.retries },
+    timeoutMs: (options.timeout ?? 60) * 1000,
+  };
+}
+
+/** A secret from its option or its environment variable; a clear usage error when neither is set. */
+export function requireSecret(value: string | undefined, envName: string, option: string, what: string, env: NodeJS.ProcessEnv = process.env): string {
+  const secret = (value ?? env[envName] ?? '').trim();
+  if (secret === '') throw new CliError(`no ${what}: set ${envName} (or ${option})`, EXIT_CODES.usage);
+  return secret;
+}
+
+/** Wraps a command action: a `CliError` becomes a one-line message and its exit code, never a stack trace. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      const code = await fn(...args);
+      if (typeof code === 'number') process.exitCode = code;
+    } catch (err) {
+      const exit = err instanceof CliError ? err.exitCode : EXIT_CODES.failed;
+      process.stderr.write(`ack: ${(err as Error).message}\n`);
+      process.exitCode = exit;
+    }
+  };
+}

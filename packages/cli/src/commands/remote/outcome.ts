@@ -1,0 +1,28 @@
+import { EXIT_CODES } from './exit-codes.js';
+
+/** What one request to one host came to. `exit` is the exit code this outcome alone would give. */
+export interface Outcome {
+  url: string;
+  ok: boolean;
+  status?: number;
+  /** Parsed JSON answer, or text. */
+  body?: unknown;
+  /** One line saying what went wrong. */
+  error?: string;
+  exit: number;
+}
+
+/** Exit code for a set of outcomes: refused credentials beat bad input, which beats failure. */
+export function exitCodeFor(outcomes: Outcome[]): number {
+  const codes = outcomes.filter((o) => !o.ok).map((o) => o.exit);
+  if (codes.length === 0) return EXIT_CODES.ok;
+  for (const code of [EXIT_CODES.refused, EXIT_CODES.usage, EXIT_CODES.failed]) if (codes.includes(code)) return code;
+  return EXIT_CODES.failed;
+}
+
+/** Exit code for an HTTP answer that is not 2xx. */
+export function exitForStatus(status: number): number {
+  if (status === 401 || status === 403) return EXIT_CODES.refused;
+  if (status === 400 || status === 413 || status === 415 || status === 422) return EXIT_CODES.usage;
+  return EXIT_CODES.failed;
+}

@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { watch } from 'chokidar';
+import { createKeyedQueue } from './keyed-queue.js';
+import { listFiles, sha256File } from './files.js';
+import { isIgnoredPath, joinRemote } from './path-mapping.js';
+import { retryDelayMs } from './retry.js';
+import { syncUpload, type ChangeType } from './sync-client.js';
+import type { RequestSettings } from './http.js';
+import { EXIT_CODES } from './exit-codes.js';
+
+export interface WatchSettings {
+  root: string;
+  prefix?: string;
+  module: string;
+  urls: string[];
+  token: string;
+  settings: RequestSettings;
+  debounceMs: number;
+  concurrency: number;
+  json: boolean;
+}
+
+/** Job-level retries after the request-level ones are spent (then: wait for the next change). */
+const JOB_RETRIES = 5;
+
+class RefusedError extends Error {}
+
+/**
+ * `ack sync watch`: mirrors a folder into a module's contract folder on every host. Files are
+ * compared by SHA-256 (so a same-size edit is sent, and a touch without change is not); each file's
+ * work is debounced and serial (see keyed-queue.ts); deletions of files known to be there are sent
+ * as `Deleted`. Runs until SIGINT/SIGTERM; resolves with the exit code.
+ */
+export async function watchFolder(w: WatchSettings): Promise<number> {
+  // What each host has, as far as we know: relative path → sha256. Starts as the folder's content.
+  const known = new Map<string, string>();
+  for (const rel of await listFiles(w.root)) known.set(rel, await sha256File(path.join(w.root, rel)).catch(() => ''));
+
+  const say = (event: Record<string, unknown>, text: string, error = false) => {
+    if (w.json) process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+    else (error ? process.stderr : process.stdout).write(error ? `ack: ${text}\n` : `${text}\n`);
+  };
+
+  let finish: (code: number) => void = () => undefined;
+  const finished = new Promise<number>((resolve) => (finish = resolve));
+
+  const push = async (rel: string, change: ChangeType, sha256?: string) => {
+    const remotePath = joinRemote(w.prefix, rel);
+    const file = change === 'Deleted' ? undefined : path.join(w.root, rel);
+    const outcomes = await Promise.all(w.urls.map((url) => syncUpload(url, w.token, w.module, change, { file, remotePath, sha256 }, w.settings)));
+    const failed = outcomes.filter((o) => !o.ok);
+    if (failed.some((o) => o.exit === EXIT_CODES.refused)) throw new RefusedError(failed.find((o) => o.exit === EXIT_CODES.refused)!.error);
+    if (failed.length > 0) throw new Error(failed.map((o) => o.error).join('; '));
+    say({ event: change, path: remotePath, hosts: w.urls }, `${change} ${remotePath}`);
+  };
+
+  const syncOne = async (rel: string) => {
+    const abs = path.join(w.root, rel);
+    const stat = await fs.promises.stat(abs).catch(() => undefined);
+    if (stat?.isFile()) {
+      const sha = await sha256File(abs);
+      if (known.get(rel) === sha) return; // touched, not changed
+      await push(rel, known.has(rel) ? 'Changed' : 'Created', sha);
+      known.set(rel, sha);
+    } else if (!stat && known.has(rel)) {
+      await push(rel, 'Deleted');
+      known.delete(rel);
+    }
+  };
+
+  const queue = createKeyedQueue({
+    debounceMs: w.debounceMs,
+    concurrency: w.concurrency,
+    run: syncOne,
+    retryDelay(rel, err, attempt) {
+      if (err instanceof RefusedError) {
+        say({ event: 'refused', error: err.message }, err.message, true);
+        finish(EXIT_CODES.refused);
+        return undefined;
+      }
+      const message = (err as Error).message;
+      if (attempt > JOB_RETRIES) {
+        say({ event: 'failed', path: rel, error: message }, `${rel}: ${message} (giving up until it changes again)`, true);
+        return undefined;
+      }
+      say({ event: 'retry', path: rel, attempt, error: message }, `${rel}: ${message} (retrying)`, true);
+      return retryDelayMs(attempt, { ...w.settings.retry, baseMs: 1000, maxMs: 30_000 });
+    },
+  });
+
+  const watcher = watch(w.root, {
+    ignoreInitial: true,
+    ignored: (p: string) => {
+      const rel = path.relative(w.root, p);
+      return rel !== '' && isIgnoredPath(rel);
+    },
+  });
+  const toKey = (p: string) => path.relative(w.root, p).split(path.sep).join('/');
+  watcher.on('add', (p) => queue.touch(toKey(p)));
+  watcher.on('change', (p) => queue.touch(toKey(p)));
+  watcher.on('unlink', (p) => queue.touch(toKey(p)));
+  watcher.on('unlinkDir', (p) => {
+    const dir = toKey(p) + '/';
+    for (const rel of known.keys()) if (rel.startsWith(dir)) queue.touch(rel);
+  });
+  watcher.on('error', (err) => say({ event: 'error', error: String((err as Error).message ?? err) }, `watch error: ${(err as Error).message ?? err}`, true));
+  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  say({ event: 'watching', root: w.root, module: w.module, hosts: w.urls }, `watching ${w.root} → ${w.module} on ${w.urls.join(', ')} (Ctrl+C to stop)`);
+
+  const stop = () => finish(EXIT_CODES.ok);
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const code = await finished;
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+  await watcher.close();
+  queue.close();
+  // Let uploads already under way end (bounded), so a file is not left half-announced.
+  await Promise.race([queue.idle(), new Promise((r) => setTimeout(r, 5000).unref())]);
+  return code;
+}

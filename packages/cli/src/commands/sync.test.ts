@@ -1,0 +1,214 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestHome, startTestHost, testAppSettings, type TestHome, type TestHost } from '@ack/host/test-support';
+import { wwwrootModule } from '@ack/wwwroot';
+import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
+
+// These tests run the BUILT `ack` binary (`pnpm build` first) against a host started here.
+
+const TOKEN = 'cli-sync-token';
+const HOST_KEY = 'cli-host-key';
+const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function host(): Promise<TestHost & { contracts: string }> {
+  const home: TestHome = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_KEY } }), {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared_files.json' } },
+    'config/shared_files.json': { items: [{ requestPath: '/shared/a.css', hostFilePath: '../config/a.css' }, { requestPath: '/shared/b.js', hostFilePath: '../config/b.js' }] },
+    'config/a.css': 'a{}',
+    'config/b.js': 'b()',
+  });
+  const running = await startTestHost(home, { wwwroot: wwwrootModule });
+  cleanups.push(() => home.remove(), () => running.close());
+  return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
+}
+
+function workDir(files: Record<string, string | Buffer> = {}): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-cli-sync-'));
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), content);
+  }
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+const env = { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' };
+
+describe('ack sync upload', () => {
+  it('uploads one file to the path given', async () => {
+    const h = await host();
+    const dir = workDir({ 'page.html': '<p>from the cli</p>' });
+    const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', '/HDS/page.html', '--url', h.url], { env });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Changed HDS/page.html (19 bytes)');
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'page.html'), 'utf8')).toBe('<p>from the cli</p>');
+  });
+
+  it('uploads a folder with paths relative to it, without a progress bar when not on a terminal', async () => {
+    const h = await host();
+    const files = { 'index.html': 'i', 'js/app.js': 'app()', 'js/lib/x.js': 'x', 'css/site.css': 'c', '.hidden': 'no', '.git/config': 'no' };
+    const dir = workDir(files);
+    const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/app', '--url', h.url], { env });
+    expect(run.code).toBe(0);
+    expect(run.stdout + run.stderr).not.toMatch(/\[#|\r/);
+    expect(run.stdout).toContain('4 files uploaded');
+    for (const rel of ['index.html', 'js/app.js', 'js/lib/x.js', 'css/site.css']) {
+      expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'app', rel), 'utf8')).toBe(files[rel as keyof typeof files]);
+    }
+    expect(fs.existsSync(path.join(h.contracts, 'HDS', 'app', '.hidden'))).toBe(false);
+    expect(fs.existsSync(path.join(h.contracts, 'HDS', 'app', '.git'))).toBe(false);
+  });
+
+  it('prints one JSON document with --json, with the sha256 the host stored', async () => {
+    const h = await host();
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const dir = workDir({ 'a.bin': bytes, 'b.txt': 'bee' });
+    const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/bin', '--url', h.url, '--json'], { env });
+    expect(run.code).toBe(0);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.ok).toBe(true);
+    expect(doc.results.map((r: { path: string; sha256: string; ok: boolean }) => [r.path, r.sha256, r.ok])).toEqual([
+      ['HDS/bin/a.bin', sha(bytes), true],
+      ['HDS/bin/b.txt', sha('bee'), true],
+    ]);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'bin', 'a.bin')).equals(bytes)).toBe(true);
+  });
+
+  it('deletes with --change Deleted and refreshes with ack sync refresh', async () => {
+    const h = await host();
+    const dir = workDir({ 'x.html': 'x' });
+    expect((await runAck(['sync', 'upload', path.join(dir, 'x.html'), '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url], { env })).code).toBe(0);
+    const refresh = await runAck(['sync', 'refresh', '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url], { env });
+    expect(refresh.code).toBe(0);
+    expect(refresh.stdout).toContain('refreshed wwwroot/HDS/x.html');
+    const del = await runAck(['sync', 'upload', 'gone-locally.html', '--module', 'wwwroot', '--path', 'HDS/x.html', '--change', 'deleted', '--url', h.url], { env, cwd: dir });
+    expect(del.code).toBe(0);
+    expect(fs.existsSync(path.join(h.contracts, 'HDS', 'x.html'))).toBe(false);
+  });
+
+  it('exits 3 with one line when the token is refused', async () => {
+    const h = await host();
+    const dir = workDir({ 'page.html': 'p' });
+    const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/refused the credentials \(sync\.invalid_token/);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(fs.existsSync(path.join(h.contracts, 'page.html'))).toBe(false);
+  });
+
+  it('exits 1 saying which host is unreachable; several hosts fail if any fails', async () => {
+    const h = await host();
+    const port = await closedPort();
+    const dir = workDir({ 'page.html': 'p' });
+    const file = path.join(dir, 'page.html');
+    const run = await runAck(['sync', 'upload', file, '--module', 'wwwroot', '--path', 'HDS/p.html', '--url', `http://127.0.0.1:${port}`, '--retries', '1'], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`cannot reach http://127.0.0.1:${port}`);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+
+    const both = await runAck(['sync', 'upload', file, '--module', 'wwwroot', '--path', 'HDS/p.html', '--url', h.url, '--url', `http://127.0.0.1:${port}`, '--retries', '0'], { env });
+    expect(both.code).toBe(1);
+    expect(both.stderr).toContain(`failed (on http://127.0.0.1:${port})`);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'p.html'), 'utf8')).toBe('p');
+  });
+
+  it('exits 2 for a missing local file, a bad path and a missing token', async () => {
+    const h = await host();
+    const missing = await runAck(['sync', 'upload', 'no-such-file.html', '--module', 'wwwroot', '--url', h.url], { env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toBe('ack: no such file or folder: no-such-file.html');
+    const dir = workDir({ 'page.html': 'p' });
+    const escape = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', 'C:/x.html', '--url', h.url], { env });
+    expect(escape.code).toBe(2);
+    expect(escape.stderr).toContain('sync.invalid_path');
+    const noToken = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], { env: { ...env, ACK_SYNC_TOKEN: '' } });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr.trim()).toBe('ack: no sync token: set ACK_SYNC_TOKEN (or --token)');
+  });
+});
+
+describe('ack contract-sync and ack manifest', () => {
+  it('writes both targets with the host access ID from ACK_HOST_ACCESS_ID, and exits 3 for a wrong one', async () => {
+    const h = await host();
+    const dir = workDir({ 'TST010.json': '{"t":1}' });
+    const file = path.join(dir, 'TST010.json');
+    const ok = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--dest', 'HDS/ZZW/TST010.json', '--url', h.url], { env: { ...env, ACK_HOST_ACCESS_ID: HOST_KEY } });
+    expect(ok.code).toBe(0);
+    const home = h.home.home;
+    expect(fs.readFileSync(path.join(home, 'modules', 'HDS', 'Contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'), 'utf8')).toBe('{"t":1}');
+    expect(fs.readFileSync(path.join(home, 'contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'), 'utf8')).toBe('{"t":1}');
+    const del = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--dest', 'HDS/ZZW/TST010.json', '--delete', '--url', h.url, '--json'], { env: { ...env, ACK_HOST_ACCESS_ID: HOST_KEY } });
+    expect(del.code).toBe(0);
+    expect(JSON.parse(del.stdout).ok).toBe(true);
+    expect(fs.existsSync(path.join(home, 'contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'))).toBe(false);
+    const refused = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--url', h.url], { env: { ...env, ACK_HOST_ACCESS_ID: 'wrong' } });
+    expect(refused.code).toBe(3);
+  });
+
+  it('prints the manifest paths, or JSON', async () => {
+    const h = await host();
+    const text = await runAck(['manifest', '--url', h.url], { env });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toBe('/shared/a.css\n/shared/b.js\n');
+    const json = await runAck(['manifest', '--url', h.url, '--json'], { env });
+    expect(JSON.parse(json.stdout)).toEqual([{ requestPath: '/shared/a.css' }, { requestPath: '/shared/b.js' }]);
+  });
+});
+
+describe('ack sync watch', () => {
+  it('pushes a creation, a same-size edit and a deletion, and stops on SIGINT', async () => {
+    const h = await host();
+    const dir = workDir({ 'existing.html': 'old' });
+    const child = spawn(process.execPath, [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--path', 'HDS/live', '--url', h.url, '--debounce', '50'], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    cleanups.push(() => void child.kill('SIGKILL'));
+    await waitFor(() => out.includes('watching '), () => out);
+
+    const target = path.join(h.contracts, 'HDS', 'live', 'page.html');
+    fs.writeFileSync(path.join(dir, 'page.html'), 'AAAA');
+    await waitFor(() => fs.existsSync(target) && fs.readFileSync(target, 'utf8') === 'AAAA', () => out);
+    fs.writeFileSync(path.join(dir, 'page.html'), 'BBBB'); // same size, new content
+    await waitFor(() => fs.readFileSync(target, 'utf8') === 'BBBB', () => out);
+    fs.rmSync(path.join(dir, 'page.html'));
+    await waitFor(() => !fs.existsSync(target), () => out);
+    expect(out).toMatch(/Created HDS\/live\/page\.html[\s\S]*Changed HDS\/live\/page\.html[\s\S]*Deleted HDS\/live\/page\.html/);
+    expect(fs.existsSync(path.join(h.contracts, 'HDS', 'live', 'existing.html'))).toBe(false); // not pushed: it did not change
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+});
+
+async function waitFor(condition: () => boolean, context: () => string, limitMs = 15_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error(`condition not met in time; output so far:\n${context()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

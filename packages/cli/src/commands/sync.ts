@@ -1,0 +1,201 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { CliError, EXIT_CODES } from './remote/exit-codes.js';
+import { addRemoteOptions, action, requestSettings, requireSecret, resolveUrls, type RemoteOptions } from './remote/options.js';
+import { joinRemote } from './remote/path-mapping.js';
+import { listFiles, sha256File } from './remote/files.js';
+import { createProgress, runLimited } from './remote/progress.js';
+import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
+import { exitCodeFor, type Outcome } from './remote/outcome.js';
+import { watchFolder } from './remote/watch.js';
+
+export function parseChange(value: string): ChangeType {
+  const v = value.trim().toLowerCase();
+  if (v === 'created') return 'Created';
+  if (v === 'changed') return 'Changed';
+  if (v === 'deleted') return 'Deleted';
+  throw new InvalidArgumentError('Created, Changed or Deleted');
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number, 1 or more');
+  return n;
+}
+
+interface SyncOptions extends RemoteOptions {
+  module: string;
+  token?: string;
+}
+
+interface UploadOptions extends SyncOptions {
+  path?: string;
+  change?: ChangeType;
+  concurrency?: number;
+}
+
+/** What to send for `ack sync upload <file|dir>`: one file, or every file of a folder under `--path`. */
+async function uploadItems(target: string, options: UploadOptions, change: ChangeType): Promise<UploadItem[]> {
+  const local = path.resolve(target);
+  const stat = await fs.promises.stat(local).catch(() => undefined);
+  if (!stat) {
+    if (change === 'Deleted') return [{ remotePath: joinRemote(undefined, options.path ?? path.basename(local)) }];
+    throw new CliError(`no such file or folder: ${target}`, EXIT_CODES.usage);
+  }
+  if (stat.isDirectory()) {
+    return (await listFiles(local)).map((rel) => ({ file: path.join(local, rel), remotePath: joinRemote(options.path, rel) }));
+  }
+  if (!stat.isFile()) throw new CliError(`not a file or folder: ${target}`, EXIT_CODES.usage);
+  const remotePath = joinRemote(undefined, options.path ?? path.basename(local));
+  if (remotePath === '') throw new CliError('--path names no file', EXIT_CODES.usage);
+  return [{ file: local, remotePath }];
+}
+
+interface UploadResult extends Outcome {
+  path: string;
+  file?: string;
+}
+
+async function uploadCommand(target: string, options: UploadOptions): Promise<number> {
+  const urls = resolveUrls(options);
+  const token = requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token');
+  const settings = requestSettings(options);
+  const change = options.change ?? 'Changed';
+  const items = await uploadItems(target, options, change);
+  if (items.length === 0) {
+    if (options.json) process.stdout.write(`${JSON.stringify({ ok: true, results: [] })}\n`);
+    else process.stdout.write(`nothing to upload in ${target}\n`);
+    return EXIT_CODES.ok;
+  }
+  const showProgress = !options.json && process.stdout.isTTY === true && process.stderr.isTTY === true;
+  const progress = createProgress(items.length * urls.length, showProgress);
+  const hashes = new Map<UploadItem, Promise<string>>();
+  const hashOf = (item: UploadItem) => {
+    if (!hashes.has(item)) hashes.set(item, sha256File(item.file!));
+    return hashes.get(item)!;
+  };
+  const tasks = items.flatMap((item) =>
+    urls.map((url) => async (): Promise<UploadResult> => {
+      let outcome: Outcome;
+      try {
+        const sha256 = change === 'Deleted' || !item.file ? undefined : await hashOf(item);
+        outcome = await syncUpload(url, token, options.module, change, { ...item, sha256 }, settings);
+      } catch (err) {
+        outcome = { url, ok: false, error: `cannot read ${item.file}: ${(err as Error).message}`, exit: EXIT_CODES.usage };
+      }
+      const result = { ...outcome, path: item.remotePath, file: item.file };
+      progress.tick();
+      if (!options.json && !showProgress) printUpload(result, change, urls.length > 1);
+      return result;
+    }),
+  );
+  const results = await runLimited(tasks, options.concurrency ?? 4);
+  progress.done();
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), module: options.module, change, results: results.map(jsonResult) }, null, 2)}\n`);
+  } else {
+    if (showProgress) results.forEach((r) => !r.ok && printUpload(r, change, urls.length > 1));
+    summarise(results, urls, change);
+  }
+  return exitCodeFor(results);
+}
+
+function jsonResult(r: UploadResult) {
+  const body = (r.body ?? {}) as Record<string, unknown>;
+  return { url: r.url, path: r.path, file: r.file, ok: r.ok, status: r.status, bytes: body.bytes, sha256: body.sha256, existed: body.existed, refresh: body.refresh, error: r.error };
+}
+
+function printUpload(r: UploadResult, change: ChangeType, several: boolean): void {
+  const where = several ? ` on ${r.url}` : '';
+  if (r.ok) {
+    const body = r.body as { bytes?: number; refresh?: { via?: string } };
+    const size = change === 'Deleted' ? '' : ` (${body.bytes} bytes)`;
+    process.stdout.write(`${change} ${r.path}${size}${where}\n`);
+  } else {
+    process.stderr.write(`ack: ${r.path}: ${r.error}\n`);
+  }
+}
+
+function summarise(results: UploadResult[], urls: string[], change: ChangeType): void {
+  const failed = results.filter((r) => !r.ok);
+  const files = new Set(results.map((r) => r.path)).size;
+  const verb = change === 'Deleted' ? 'deleted' : 'uploaded';
+  if (failed.length === 0) {
+    process.stdout.write(`${files} file${files === 1 ? '' : 's'} ${verb} to ${urls.join(', ')}\n`);
+  } else {
+    const hosts = [...new Set(failed.map((r) => r.url))];
+    process.stderr.write(`ack: ${failed.length} of ${results.length} failed (on ${hosts.join(', ')})\n`);
+  }
+}
+
+interface RefreshOptions extends SyncOptions {
+  path: string;
+  change?: ChangeType;
+}
+
+async function refreshCommand(options: RefreshOptions): Promise<number> {
+  const urls = resolveUrls(options);
+  const token = requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token');
+  const settings = requestSettings(options);
+  const change = options.change ?? 'Changed';
+  const remotePath = joinRemote(undefined, options.path);
+  const results = await Promise.all(urls.map((url) => syncRefresh(url, token, options.module, change, remotePath, settings)));
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, status: r.status, answer: r.body, error: r.error })) }, null, 2)}\n`);
+  } else {
+    for (const r of results) {
+      if (r.ok) process.stdout.write(`refreshed ${options.module}/${remotePath} on ${r.url}: ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body)}\n`);
+      else process.stderr.write(`ack: ${r.error}\n`);
+    }
+  }
+  return exitCodeFor(results);
+}
+
+interface WatchOptions extends SyncOptions {
+  path?: string;
+  debounce?: number;
+  concurrency?: number;
+}
+
+export function registerSync(program: Command): void {
+  const sync = program.command('sync').description('push contract and screen files to running hosts (/wwwroot/api/sync); token from ACK_SYNC_TOKEN');
+  const common = (command: Command) =>
+    addRemoteOptions(command)
+      .requiredOption('--module <name>', 'target module: wwwroot, transact, dbclient, graphclient, function, command, prompter, repository')
+      .option('--token <token>', 'sync token (prefer ACK_SYNC_TOKEN: options show in shell history and ps)');
+
+  common(sync.command('upload <file|dir>').description('upload one file, or every file of a folder (paths relative to it)'))
+    .option('--path <target>', "path in the module's contract folder (a file: default its name; a folder: a prefix)")
+    .option('--change <type>', 'Created, Changed (default) or Deleted', parseChange)
+    .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
+    .action(action(uploadCommand));
+
+  common(sync.command('refresh').description("ask the host to reload one contract file into the module's cache"))
+    .requiredOption('--path <target>', "path in the module's contract folder")
+    .option('--change <type>', 'Created, Changed (default) or Deleted', parseChange)
+    .action(action(refreshCommand));
+
+  common(sync.command('watch <dir>').description('push creations, changes and deletions under a folder as they happen, until interrupted'))
+    .option('--path <prefix>', "folder in the module's contract folder to mirror into")
+    .option('--debounce <ms>', 'quiet time before a changed file is sent (default 200)', positiveInt)
+    .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
+    .action(
+      action(async (dir: string, options: WatchOptions) => {
+        const root = path.resolve(dir);
+        const stat = await fs.promises.stat(root).catch(() => undefined);
+        if (!stat?.isDirectory()) throw new CliError(`not a folder: ${dir}`, EXIT_CODES.usage);
+        return watchFolder({
+          root,
+          prefix: options.path,
+          module: options.module,
+          urls: resolveUrls(options),
+          token: requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token'),
+          settings: requestSettings(options),
+          debounceMs: options.debounce ?? 200,
+          concurrency: options.concurrency ?? 4,
+          json: options.json === true,
+        });
+      }),
+    );
+}

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  FileTooLargeError,
+  commitStaged,
+  isTemporaryFileName,
+  removeFilesTogether,
+  stageCopy,
+  stageStream,
+  writeFileAtomic,
+} from './safe-write.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-safe-write-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const list = (d = dir) => fs.readdirSync(d, { recursive: true, encoding: 'utf8' }).sort();
+const temps = () => list().filter((f) => isTemporaryFileName(path.basename(f)));
+
+describe('safe write', () => {
+  it('writes a file whole and reports its size and sha256', async () => {
+    const target = path.join(dir, 'a', 'b.txt');
+    const result = await writeFileAtomic(target, 'hello');
+    expect(fs.readFileSync(target, 'utf8')).toBe('hello');
+    expect(result).toMatchObject({ bytes: 5, sha256: '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824' });
+    expect(temps()).toEqual([]);
+  });
+
+  it('accepts exactly maxBytes, refuses one more and leaves no temporary file or new folder', async () => {
+    await expect(stageStream(dir, Readable.from([Buffer.alloc(10)]), { maxBytes: 10 })).resolves.toMatchObject({ bytes: 10 });
+    fs.rmSync(dir, { recursive: true });
+    fs.mkdirSync(dir);
+    const nested = path.join(dir, 'new', 'folder');
+    await expect(stageStream(nested, Readable.from([Buffer.alloc(6), Buffer.alloc(5)]), { maxBytes: 10 })).rejects.toBeInstanceOf(FileTooLargeError);
+    expect(list()).toEqual([]);
+  });
+
+  it('removes the temporary file when the source fails half-way', async () => {
+    const source = new Readable({ read() {} });
+    const staging = stageStream(dir, source);
+    source.push(Buffer.alloc(1000));
+    setTimeout(() => source.destroy(new Error('connection lost')), 20);
+    await expect(staging).rejects.toThrow('connection lost');
+    expect(list()).toEqual([]);
+  });
+
+  it('commits several targets or none: a failed rename puts the earlier targets back', async () => {
+    const a = path.join(dir, 'a.txt');
+    const b = path.join(dir, 'sub', 'b.txt');
+    fs.writeFileSync(a, 'old a');
+    const stagedA = await stageStream(dir, Readable.from(['new']));
+    const stagedB = await stageCopy(path.dirname(b), stagedA);
+    fs.rmSync(stagedB.tempPath); // the second rename will fail
+    await expect(commitStaged([{ staged: stagedA, target: a }, { staged: stagedB, target: b }])).rejects.toThrow();
+    expect(fs.readFileSync(a, 'utf8')).toBe('old a');
+    expect(fs.existsSync(b)).toBe(false);
+    expect(temps()).toEqual([]);
+
+    const newA = await stageStream(dir, Readable.from(['new']));
+    const newB = await stageCopy(path.dirname(b), newA);
+    expect(await commitStaged([{ staged: newA, target: a }, { staged: newB, target: b }])).toEqual([true, false]);
+    expect([fs.readFileSync(a, 'utf8'), fs.readFileSync(b, 'utf8')]).toEqual(['new', 'new']);
+    expect(temps()).toEqual([]);
+  });
+
+  it('removes files together, never a folder', async () => {
+    const a = path.join(dir, 'a.txt');
+    fs.writeFileSync(a, 'a');
+    fs.mkdirSync(path.join(dir, 'folder'));
+    await expect(removeFilesTogether([a, path.join(dir, 'folder')])).rejects.toMatchObject({ code: 'EISDIR' });
+    expect(fs.readFileSync(a, 'utf8')).toBe('a');
+    expect(await removeFilesTogether([a, path.join(dir, 'missing.txt')])).toEqual([true, false]);
+    expect(list()).toEqual(['folder']);
+  });
+});

@@ -83,6 +83,22 @@ describe('POST /contractsync', () => {
     expect(await res.json()).toMatchObject({ code: 'contractsync.not_configured' });
   });
 
+  it('refuses everyone while HostAccessID is a shipped placeholder, even when the caller sends it', async () => {
+    for (const placeholder of ['ACK_HOSTACCESSID', 'HANDSTACK_HOSTACCESSID']) {
+      const { url } = await start({ UseContractSync: true, HostAccessID: placeholder });
+      const hashed = createHash('sha256').update(placeholder).digest('hex');
+      for (const presented of [placeholder, hashed]) {
+        const res = await contractSync(url, { moduleID: 'HDS', contractType: 'transact', destFilePath: 'a.json', changeType: 'Created' }, 'x', { hostAccessID: presented });
+        expect(res.status).toBe(401);
+        expect(await res.json()).toMatchObject({ code: 'contractsync.not_configured' });
+      }
+      await running?.close();
+      running = undefined;
+      home?.remove();
+      home = undefined;
+    }
+  });
+
   it('writes both targets of a contract type, file part first or last', async () => {
     const { url } = await start();
     const res = await contractSync(url, { moduleID: 'HDS', contractType: 'transact', destFilePath: '/HDS/old.json', changeType: 'Changed' }, '{"new":true}');

@@ -2,16 +2,23 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 
 export type HostAccessVerdict = 'ok' | 'missing' | 'invalid' | 'not_configured';
 
+/**
+ * Placeholder keys shipped in settings files (this host's default and the original's). They are
+ * public knowledge, so a host still carrying one refuses contract sync as if no key were set.
+ */
+export const PLACEHOLDER_HOST_ACCESS_IDS: ReadonlySet<string> = new Set(['ACK_HOSTACCESSID', 'HANDSTACK_HOSTACCESSID']);
+
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
 /**
  * The `hostAccessID` rule (DESIGN §5 "Contract sync"): the presented header must equal
  * `AppSettings:HostAccessID` or the lowercase hex SHA-256 of it (what the original host's clients
- * send). Compared in constant time (equal-length digests); an empty setting refuses everyone.
+ * send). Compared in constant time (equal-length digests); an empty or placeholder setting refuses
+ * everyone.
  */
 export function checkHostAccessID(configured: string, presented: string | string[] | undefined): HostAccessVerdict {
   const expected = configured.trim();
-  if (expected === '') return 'not_configured';
+  if (expected === '' || PLACEHOLDER_HOST_ACCESS_IDS.has(expected)) return 'not_configured';
   const value = (Array.isArray(presented) ? presented[0] : presented)?.trim() ?? '';
   if (value === '') return 'missing';
   const given = digest(value);

@@ -55,6 +55,9 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
   const maxBytes = app.Security.MaxContractSyncFileBytes;
   const serviceHome = paths.serviceHome;
   const router = express.Router();
+  if (checkHostAccessID(app.HostAccessID, undefined) === 'not_configured') {
+    logger.warn('UseContractSync is on but AppSettings:HostAccessID is empty or the shipped placeholder: every contract sync request will be refused');
+  }
 
   router.post('/', async (req, res, next) => {
     const verdict = checkHostAccessID(app.HostAccessID, req.headers.hostaccessid);
@@ -62,7 +65,7 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
       const detail = {
         missing: 'The hostAccessID header is required.',
         invalid: 'The hostAccessID header is not valid.',
-        not_configured: 'Contract sync has no AppSettings:HostAccessID configured; every request is refused.',
+        not_configured: 'Contract sync has no AppSettings:HostAccessID of its own configured (empty or the shipped placeholder); every request is refused.',
       }[verdict];
       logger.warn(`contract sync refused (${verdict}) from ${(req as unknown as { ack: { clientIp: string } }).ack.clientIp}`);
       return sendProblem(res, { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } }, req.method);

@@ -4,7 +4,7 @@
 //
 //   BENCH_DURATION=5   seconds per measurement (after a 1 s warm-up)
 //   BENCH_NO_DOCS=1    do not rewrite docs/benchmarks.md
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -112,11 +112,9 @@ function nginxBinary() {
 }
 
 function nginxVersion(bin) {
-  try {
-    return execFileSync(bin, ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim() || undefined;
-  } catch (err) {
-    return String(err.stderr ?? '').trim().replace(/^nginx version: /, '') || undefined;
-  }
+  // `nginx -v` prints "nginx version: nginx/1.22.1" on stderr.
+  const out = spawnSync(bin, ['-v'], { encoding: 'utf8' });
+  return `${out.stderr ?? ''}${out.stdout ?? ''}`.trim().replace(/^nginx version:\s*/, '') || undefined;
 }
 
 async function startNginx(bin, files) {
@@ -351,7 +349,7 @@ machine is shared; the best of a few short runs is the one least disturbed by ot
 
 - Date: ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}
 - Machine: ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}
-- Node ${process.version}; nginx ${nginxVer}; Express ${expressVersion()}
+- Node ${process.version}; ${nginxVer.startsWith('nginx/') ? nginxVer : `nginx ${nginxVer}`}; Express ${expressVersion()}
 ${notes.map((n) => `- Note: ${n}\n`).join('')}
 ## Requests per second and p99 latency
 
@@ -360,7 +358,7 @@ ${table}
 The case-insensitive hit asks our host for \`/mIXED/casefile.TXT\` (the file is \`Mixed/CaseFile.txt\`);
 the peers have no case-insensitive lookup, so they are asked for the exact name. The manifest is a
 fixed file for nginx and a fixed string for Express. The miss is a path that names no file: our
-host answers it with its 404 page, after every phase of its pipeline.
+host answers it with its 404 page after the edge, public and static phases.
 
 ## Memory of our host
 

@@ -175,6 +175,7 @@ describe('static root', () => {
     const slashes = await rawRequest(t.url, '//docs');
     expect(slashes.status).toBe(301);
     expect(slashes.headers.location).toBe('/docs/');
+    expect((await fetch(`${t.url}/hello.txt/`)).status).toBe(404);
     const noIndex = await fetch(`${t.url}/empty-folder/`);
     expect(noIndex.status).toBe(404);
     expect(await noIndex.text()).not.toContain('keep.txt');
@@ -314,6 +315,28 @@ describe('contract screens under /{ContractRequestPath}', () => {
 });
 
 describe('settings that change serving', () => {
+  it('the host edge (WithOnlyIPs) applies to static, contract and shared-file responses', async () => {
+    const h = await startWwwroot({
+      appSettings: { WithOnlyIPs: ['10.9.8.7'] },
+      moduleConfig: { SharedFileConfigPath: '../config/shared.json' },
+      files: {
+        [`${ROOT}/a.txt`]: 'a',
+        'contracts/wwwroot/HDS/a.html': 'a',
+        'shared/s.css': 's',
+        'config/shared.json': { items: [{ requestPath: '/s.css', hostFilePath: '../shared/s.css' }] },
+      },
+    });
+    try {
+      for (const p of ['/a.txt', '/view/a.html', '/s.css', '/shared-files/manifest']) {
+        const res = await fetch(`${h.url}${p}`);
+        expect(res.status, p).toBe(403);
+        expect(await res.text(), p).toContain('host.ip_not_allowed');
+      }
+    } finally {
+      await h.close();
+    }
+  });
+
   it('StaticFileCacheMaxAge above 0 gives public, max-age=N (loader files still not cached)', async () => {
     const h = await startWwwroot({
       appSettings: { StaticFileCacheMaxAge: 3600 },

@@ -61,7 +61,6 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
       }
       let current = base;
       let folded: Array<readonly [string, number]> | undefined;
-      const walk = [...segments];
       const step = (segment: string): boolean => {
         const picked = dirs.pick(current, segment);
         if (!picked) return false;
@@ -69,8 +68,10 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
         current = path.join(current, picked.name);
         return true;
       };
-      for (const segment of walk) if (!step(segment)) return { kind: 'none' };
+      for (const segment of segments) if (!step(segment)) return { kind: 'none' };
       let st = fs.statSync(current, { throwIfNoEntry: false });
+      // `/file.txt/` names a folder that is not there (relative links from it would be wrong).
+      if (wantIndex && segments.length > 0 && st?.isFile()) return { kind: 'none' };
       if (st?.isDirectory()) {
         if (!wantIndex) return { kind: 'directory' };
         if (!step('index.html')) return { kind: 'none' };

@@ -37,8 +37,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const log = host.logger;
   log.info(`ack ${HOST_VERSION} on Node ${process.version}`);
   log.info(`entry base path ${host.paths.entryBasePath}`);
-  log.info(`listening on ${host.url}${options.host ? '' : ` (all interfaces, port ${port})`}`);
   log.info(`modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`);
+  log.info(`listening on ${host.url}${options.host ? '' : ` (all interfaces, port ${new URL(host.url).port})`}`);
 
   let stopping = false;
   const stop = (signal: string) => {

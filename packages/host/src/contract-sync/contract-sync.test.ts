@@ -203,3 +203,15 @@ describe('POST /contractsync', () => {
     expect(leftovers()).toEqual([]);
   });
 });
+
+describe('contract sync paths the file system refuses', () => {
+  it('answers 409 when a file stands where destFilePath needs a folder, writing neither target', async () => {
+    const { url } = await start();
+    const res = await contractSync(url, { moduleID: 'HDS', contractType: 'transact', destFilePath: 'HDS/old.json/inner.json', changeType: 'Created' }, 'x', { hostAccessID: KEY });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ code: 'request.path_conflict' });
+    expect(read('modules', 'HDS', 'Contracts', 'transact', 'HDS', 'old.json')).toBe('old module copy');
+    expect(read('contracts', 'transact', 'HDS', 'old.json')).toBe('old shared copy');
+    expect(fs.existsSync(under('contracts', 'transact', 'HDS', 'old.json', 'inner.json'))).toBe(false);
+  });
+});

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { AckRequest } from '../modules/contract.js';
 import type { Logger } from '../logging/logger.js';
-import { ProblemError, sendProblem } from '../http/problem.js';
+import { ProblemError, sendProblem, type Problem } from '../http/problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
 export function isApiRequest(req: AckRequest): boolean {
@@ -49,6 +49,8 @@ export function createErrorResponder(options: ErrorResponderOptions) {
     if (e?.name === 'MulterError') {
       return sendProblem(res, { status: 400, code: 'request.invalid_form', detail: String(e.message) }, req.method);
     }
+    const fsProblem = fileSystemProblem(err);
+    if (fsProblem) return sendProblem(res, fsProblem, req.method);
     if (Number.isInteger(status) && status >= 400 && status < 500) {
       const code = typeof e.type === 'string' ? `request.${e.type.replace(/\./g, '_')}` : 'request.invalid';
       return sendProblem(res, { status, code, detail: typeof e.message === 'string' ? e.message : undefined }, req.method);
@@ -60,4 +62,26 @@ export function createErrorResponder(options: ErrorResponderOptions) {
       detail: options.showExceptionDetail && err instanceof Error ? err.message : 'The server could not complete the request.',
     }, req.method);
   };
+}
+
+/**
+ * File-system errors that a client's path causes (a name too long, a file where the path needs a
+ * folder, a folder where it needs a file) are the client's to fix: 4xx, not 500. The detail never
+ * names the server's own path. Errors of the server's making (permissions, a full disk) stay 500.
+ */
+function fileSystemProblem(err: unknown): Problem | undefined {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (!e || typeof e.code !== 'string' || typeof e.syscall !== 'string') return undefined;
+  switch (e.code) {
+    case 'ENAMETOOLONG':
+      return { status: 400, code: 'request.path_too_long', detail: 'A name in the path is too long for the file system.' };
+    case 'ENOTDIR':
+      return { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' };
+    case 'EEXIST':
+      return e.syscall === 'mkdir' ? { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' } : undefined;
+    case 'EISDIR':
+      return { status: 409, code: 'request.path_conflict', detail: 'The path names a folder, not a file.' };
+    default:
+      return undefined;
+  }
 }

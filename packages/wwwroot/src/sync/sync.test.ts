@@ -362,3 +362,19 @@ async function waitFor(condition: () => boolean, limitMs = 10_000): Promise<void
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe('sync upload paths the file system refuses', () => {
+  it('answers 400 for a name too long and 409 when a file stands where the path needs a folder, writing nothing', async () => {
+    const { url } = await start();
+    const long = await upload(url, { moduleName: 'wwwroot', changeType: 'Created', filePath: `HDS/${'a'.repeat(300)}.txt` }, 'x');
+    expect(long.status).toBe(400);
+    expect(await long.json()).toMatchObject({ code: 'request.path_too_long' });
+    const through = await upload(url, { moduleName: 'wwwroot', changeType: 'Created', filePath: 'HDS/page.html/inner.txt' }, 'x');
+    expect(through.status).toBe(409);
+    const body = await through.json();
+    expect(body).toMatchObject({ code: 'request.path_conflict' });
+    expect(JSON.stringify(body)).not.toContain(home!.home);
+    expect(fs.readFileSync(contracts('wwwroot', 'HDS', 'page.html'), 'utf8')).toBe('<p>v1</p>');
+    expect(tempFilesUnder(contracts())).toEqual([]);
+  });
+});

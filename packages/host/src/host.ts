@@ -86,7 +86,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     },
   };
 
-  const result = await loadModules(settings, paths, options.modules, logger, services);
+  const result = await loadModules(settings, paths, options.modules, logger, services, logging.addLabelFile);
   loaded.push(...result.loaded);
 
   const edge = createEdge(settings, paths, logger);

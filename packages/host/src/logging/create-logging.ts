@@ -11,6 +11,12 @@ import { FileSink } from './file-sink.js';
 
 export interface HostLogging {
   logger: Logger;
+  /**
+   * Adds a file that receives the lines of one logger label and its children (a module's
+   * `ModuleLogFilePath`), with the rolling and template of the first `File` sink (else Serilog's
+   * defaults). The lines still reach the host's own sinks.
+   */
+  addLabelFile(label: string, file: string): void;
   /** Flushes buffered sinks and closes files. */
   close(): Promise<void>;
 }
@@ -58,6 +64,20 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
     };
   };
 
+  const openFileSink = (args: SinkSettings['Args'], file: string, format: winston.Logform.Format, level: string | undefined): FileSink => {
+    const limit = args.fileSizeLimitBytes === undefined ? DEFAULT_FILE_SIZE_LIMIT : args.fileSizeLimitBytes;
+    return new FileSink({
+      file,
+      rollingInterval: args.rollingInterval ?? 'Infinite',
+      rollAtBytes: args.rollOnFileSizeLimit ? limit : null,
+      retainedFileCountLimit: args.retainedFileCountLimit === undefined ? DEFAULT_RETAINED_FILES : args.retainedFileCountLimit,
+      bufferMs: args.buffered ? (args.flushToDiskInterval ? parseTimeSpanMs(args.flushToDiskInterval) : 0) || DEFAULT_FLUSH_MS : undefined,
+      level,
+      format,
+      onError: reportSinkError(file),
+    });
+  };
+
   const addSink = (sink: SinkSettings, where: string): void => {
     const args = sink.Args;
     const format = templateFormat(args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean);
@@ -72,18 +92,8 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
           break;
         }
         const file = paths.resolve(args.path);
-        const limit = args.fileSizeLimitBytes === undefined ? DEFAULT_FILE_SIZE_LIMIT : args.fileSizeLimitBytes;
         try {
-          const fileSink = new FileSink({
-            file,
-            rollingInterval: args.rollingInterval ?? 'Infinite',
-            rollAtBytes: args.rollOnFileSizeLimit ? limit : null,
-            retainedFileCountLimit: args.retainedFileCountLimit === undefined ? DEFAULT_RETAINED_FILES : args.retainedFileCountLimit,
-            bufferMs: args.buffered ? (args.flushToDiskInterval ? parseTimeSpanMs(args.flushToDiskInterval) : 0) || DEFAULT_FLUSH_MS : undefined,
-            level,
-            format,
-            onError: reportSinkError(file),
-          });
+          const fileSink = openFileSink(args, file, format, level);
           fileSinks.push(fileSink);
           transports.push(fileSink);
         } catch (err) {
@@ -141,9 +151,28 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
   const logger = make(undefined);
   for (const w of warnings) logger.warn(w);
 
+  const addLabelFile = (label: string, file: string): void => {
+    const fileArgs = serilog.WriteTo.find((w) => w.Name.toLowerCase() === 'file')?.Args;
+    const args: SinkSettings['Args'] = fileArgs ?? { rollingInterval: 'Day', rollOnFileSizeLimit: true, fileSizeLimitBytes: 104_857_600, buffered: true, flushToDiskInterval: '00:00:05' };
+    const prefix = `${label}.`;
+    const onlyLabel = winston.format((info) => {
+      const l = (info.event as LogEvent | undefined)?.label;
+      return l === label || (l !== undefined && l.startsWith(prefix)) ? info : false;
+    })();
+    try {
+      const fileSink = openFileSink(args, file, winston.format.combine(onlyLabel, templateFormat(args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean)), undefined);
+      fileSinks.push(fileSink);
+      transports.push(fileSink);
+      base.add(fileSink);
+    } catch (err) {
+      logger.warn(`cannot open the log file ${file} of ${label} (${(err as Error).message}); its lines go to the host's sinks only`);
+    }
+  };
+
   let closing: Promise<void> | undefined;
   return {
     logger,
+    addLabelFile,
     close() {
       closing ??= (async () => {
         closed = true;

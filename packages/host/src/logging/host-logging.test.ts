@@ -74,3 +74,33 @@ describe('the host logs through the Serilog settings', () => {
     expect(readLog().join('\n')).not.toMatch(/host-key-123|sign-key-456|db-pass-789/);
   });
 });
+
+describe('ModuleLogFilePath', () => {
+  it("gives a module's lines a file of their own, and keeps them in the host's log too", async () => {
+    const chatty = (ctx: { id: string; logger: { info(m: string): void } }) => {
+      ctx.logger.info(`hello from ${ctx.id}`);
+      return {};
+    };
+    home = createTestHome(
+      {
+        AppSettings: { LoadModules: ['alpha', 'beta'] },
+        Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE } }] },
+      },
+      {
+        'modules/alpha/module.json': { ModuleID: 'alpha', ModuleConfig: { ModuleLogFilePath: '../log/alpha.log' } },
+        'modules/beta/module.json': { ModuleID: 'beta', ModuleConfig: { ModuleLogFilePath: '' } },
+      },
+    );
+    running = await startTestHost(home, { alpha: chatty, beta: chatty });
+    running.host.logger.child('alpha').child('sync').info('nested alpha line');
+    await running.close();
+    running = undefined;
+    const alpha = fs.readFileSync(path.join(home.home, 'log', 'alpha.log'), 'utf8').split(os.EOL).filter(Boolean);
+    expect(alpha).toHaveLength(2);
+    expect(alpha[0]).toMatch(/INF\] alpha: hello from alpha$/);
+    expect(alpha[1]).toMatch(/INF\] alpha\.sync: nested alpha line$/);
+    expect(readLog().some((l) => l.endsWith('hello from beta'))).toBe(true);
+    expect(readLog().some((l) => l.endsWith('hello from alpha'))).toBe(true);
+    expect(fs.readdirSync(path.join(home.home, 'log')).sort()).toEqual(['alpha.log', 'app.log']);
+  });
+});

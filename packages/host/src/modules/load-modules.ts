@@ -31,6 +31,8 @@ export async function loadModules(
   registry: ModuleRegistry,
   logger: Logger,
   host: HostServices,
+  /** Gives a module's lines a file of their own (`ModuleConfig:ModuleLogFilePath`). */
+  addModuleLogFile?: (id: string, file: string) => void,
 ): Promise<{ loaded: LoadedModule[]; skipped: SkippedModule[] }> {
   const base = paths.resolve(settings.AppSettings.LoadModuleBasePath);
   const loaded: LoadedModule[] = [];
@@ -67,6 +69,8 @@ export async function loadModules(
       skipped.push({ id, reason: 'no implementation (not built in, and module.json has no EntryPoint)' });
       continue;
     }
+    const moduleLogFile = moduleJson.ModuleConfig?.ModuleLogFilePath;
+    if (addModuleLogFile && typeof moduleLogFile === 'string' && moduleLogFile.trim() !== '') addModuleLogFile(id, paths.resolve(moduleLogFile));
     const moduleLogger = logger.child(id);
     let contributions: ModuleContributions;
     try {

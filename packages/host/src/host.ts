@@ -1,7 +1,6 @@
-import http from 'node:http';
+import type http from 'node:http';
 import path from 'node:path';
 import express from 'express';
-import type { AddressInfo } from 'node:net';
 import type { AckRequest, ContractChange, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
@@ -17,7 +16,9 @@ import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionMiddleware } from './session/create-session.js';
 import { createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
-import { parseTimeSpanMs } from './settings/time-span.js';
+import { Listeners, type ListenOptions } from './lifecycle/listeners.js';
+
+export type { ListenOptions };
 
 export const HOST_VERSION = '0.1.0';
 
@@ -30,12 +31,6 @@ export interface CreateHostOptions {
   logging?: LoggingOptions;
 }
 
-export interface ListenOptions {
-  /** Default: `AppSettings:ServerPort` (8421). 0 picks a free port. */
-  port?: number;
-  /** Default: all interfaces. */
-  host?: string;
-}
 
 export interface AckHost {
   readonly settings: HostSettings;
@@ -48,6 +43,8 @@ export interface AckHost {
   readonly server: http.Server;
   /** Base URL once listening, e.g. `http://127.0.0.1:8421`. */
   readonly url: string;
+  /** HTTPS base URL when a certificate is configured and its listener started, else empty. */
+  readonly tlsUrl: string;
   listen(options?: ListenOptions): Promise<string>;
   /** Stops accepting, lets requests in flight finish (bounded), closes modules, flushes logs. */
   close(options?: { graceMs?: number }): Promise<void>;
@@ -140,20 +137,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     runHandlers(edge.handlers, req, res, toPublic, fail);
   };
 
-  const limits = settings.Kestrel.Limits;
-  const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
-  const server = http.createServer(
-    {
-      keepAliveTimeout: parseTimeSpanMs(limits.KeepAliveTimeout),
-      headersTimeout,
-      // How often Node looks for connections past their time-outs (default 30 s, too coarse).
-      connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(headersTimeout / 2))),
-      // Bounds a request whose body trickles in; large uploads on slow links still get 10 minutes.
-      requestTimeout: 600_000,
-    },
-    onRequest,
-  );
-  if (limits.MaxConcurrentConnections !== null) server.maxConnections = limits.MaxConcurrentConnections;
+  const listeners = new Listeners(settings, paths, onRequest, logger);
 
   let closing: Promise<void> | undefined;
   const host: AckHost = {
@@ -164,35 +148,21 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     keys,
     modules: loaded,
     skippedModules: result.skipped,
-    server,
+    server: listeners.server,
     get url() {
       return selfUrl;
     },
-    listen(listenOptions = {}) {
-      const port = listenOptions.port ?? app.ServerPort;
-      return new Promise<string>((resolve, reject) => {
-        const onError = (err: Error) => reject(err);
-        server.once('error', onError);
-        server.listen(port, listenOptions.host, () => {
-          server.off('error', onError);
-          const address = server.address() as AddressInfo;
-          const shown = !listenOptions.host || listenOptions.host === '0.0.0.0' || listenOptions.host === '::' ? '127.0.0.1' : address.address;
-          selfUrl = `http://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`;
-          resolve(selfUrl);
-        });
-      });
+    async listen(listenOptions = {}) {
+      selfUrl = await listeners.listen(listenOptions);
+      if (listeners.tlsUrl) logger.info(`HTTPS on ${listeners.tlsUrl}`);
+      return selfUrl;
+    },
+    get tlsUrl() {
+      return listeners.tlsUrl;
     },
     close({ graceMs = 10_000 } = {}) {
       closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Keep-alive connections become idle as their last response ends: close them as they do,
-        // and cut whatever is still open when the grace period ends.
-        server.closeIdleConnections();
-        const sweep = setInterval(() => server.closeIdleConnections(), 50);
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-        await stopped;
-        clearInterval(sweep);
-        clearTimeout(timer);
+        await listeners.close(graceMs);
         for (const m of [...loaded].reverse()) {
           try {
             await m.contributions.close?.();

@@ -103,6 +103,11 @@ export const AppSettingsSchema = z.looseObject({
   StaticFileCacheMaxAge: z.number().int().nonnegative().default(0),
   SqidsAlphabet: str('abcdefghijklmnopqrstuvwxyz0123456789'),
   ServerPort: z.number().int().min(0).max(65535).default(8421),
+  /** HTTPS: a PFX (with ServerDevCertPassword) or a PEM certificate (with ServerDevCertKeyFilePath). Empty: no HTTPS. */
+  ServerDevCertFilePath: str(''),
+  ServerDevCertKeyFilePath: str(''),
+  ServerDevCertPassword: str(''),
+  ServerDevCertSslPort: z.number().int().min(0).max(65535).default(8443),
   Security: SecuritySchema.prefault({}),
   SessionState: SessionStateSchema.prefault({}),
 });

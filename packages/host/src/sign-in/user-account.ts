@@ -1,23 +1,21 @@
+/** The optional text fields of spec 2.3, in the entity's order. */
+export const PROFILE_FIELDS = [
+  'UserNo', 'UserName', 'Email', 'Celluar', 'PositionName', 'DepartmentName',
+  'CompanyName', 'BirthDate', 'Gender', 'Address', 'ExtendOption',
+] as const;
+
+/** The optional profile fields (`Celluar` spelled as the original's entity spells it). */
+export type UserProfile = Partial<Record<(typeof PROFILE_FIELDS)[number], string>>;
+
 /**
  * The signed-in user, shaped as the original host's `UserAccount` (reference §5.6, PascalCase
  * names) so that screens reading `{P}.Member` keep working. Optional profile fields are omitted
  * when not set, as the original omits nulls.
  */
-export interface UserAccount {
+export interface UserAccount extends UserProfile {
   UserAccountID?: string;
   ApplicationID: string;
-  UserNo?: string;
   UserID: string;
-  UserName?: string;
-  Email?: string;
-  Celluar?: string;
-  PositionName?: string;
-  DepartmentName?: string;
-  CompanyName?: string;
-  BirthDate?: string;
-  Gender?: string;
-  Address?: string;
-  ExtendOption?: string;
   SessionKey: string;
   ApplicationRoleID: string;
   Roles: string[];
@@ -27,28 +25,11 @@ export interface UserAccount {
 }
 
 /** What a sign-in starts from: the account fields of spec 2.3 (`UserID` required). */
-export interface SignInAccount {
+export interface SignInAccount extends UserProfile {
   UserID: string;
-  UserNo?: string;
-  UserName?: string;
-  Email?: string;
   Roles?: string[];
-  Celluar?: string;
-  PositionName?: string;
-  DepartmentName?: string;
-  CompanyName?: string;
-  BirthDate?: string;
-  Gender?: string;
-  Address?: string;
-  ExtendOption?: string;
   Claims?: Record<string, string>;
 }
-
-/** The optional text fields of spec 2.3, in the entity's order. */
-export const PROFILE_FIELDS = [
-  'UserNo', 'UserName', 'Email', 'Celluar', 'PositionName', 'DepartmentName',
-  'CompanyName', 'BirthDate', 'Gender', 'Address', 'ExtendOption',
-] as const;
 
 export function toUserAccount(input: SignInAccount, applicationID: string, now: Date): UserAccount {
   const account: UserAccount = {

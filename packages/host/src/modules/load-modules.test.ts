@@ -1,35 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHost } from '../host.js';
 import { SettingsError } from '../settings/load.js';
-import { createTestHome, moduleFiles, probeModule, startTestHost, testAppSettings, type TestHome, type TestHost } from '../test-support/index.js';
+import { moduleFiles, probeModule, testAppSettings, useTestHosts } from '../test-support/index.js';
 
-let home: TestHome | undefined;
-let running: TestHost | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-  home?.remove();
-  home = undefined;
-});
+const hosts = useTestHosts();
 
 describe('module loading', () => {
   it('loads modules in LoadModules order, not directory order, and closes them in reverse', async () => {
     const events: string[] = [];
-    home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['zeta', 'alpha', 'mid'] } }), moduleFiles(['alpha', 'mid', 'zeta']));
-    running = await startTestHost(home, { alpha: probeModule(events), mid: probeModule(events), zeta: probeModule(events) });
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['zeta', 'alpha', 'mid'] } }), moduleFiles(['alpha', 'mid', 'zeta']));
+    const running = await hosts.start(home, { alpha: probeModule(events), mid: probeModule(events), zeta: probeModule(events) });
     expect(running.host.modules.map((m) => m.id)).toEqual(['zeta', 'alpha', 'mid']);
     expect(events).toEqual(['start:zeta', 'start:alpha', 'start:mid']);
     await running.close();
-    running = undefined;
     expect(events.slice(3)).toEqual(['close:mid', 'close:alpha', 'close:zeta']);
   });
 
   it('skips a listed module with no folder, no module.json or no implementation, saying why, and still starts', async () => {
-    home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['ok', 'nofolder', 'nojson', 'noimpl', '../escape'] } }), {
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['ok', 'nofolder', 'nojson', 'noimpl', '../escape'] } }), {
       ...moduleFiles(['ok', 'noimpl']),
       'modules/nojson/readme.txt': 'no module.json here',
     });
-    running = await startTestHost(home, { ok: probeModule(), nofolder: probeModule(), nojson: probeModule() });
+    const running = await hosts.start(home, { ok: probeModule(), nofolder: probeModule(), nojson: probeModule() });
     const skipped = Object.fromEntries(running.host.skippedModules.map((s) => [s.id, s.reason]));
     expect(Object.keys(skipped)).toEqual(['nofolder', 'nojson', 'noimpl', '../escape']);
     expect(skipped.nofolder).toMatch(/no folder/);
@@ -41,18 +33,18 @@ describe('module loading', () => {
   });
 
   it('stops start-up naming the file when a module.json is not valid JSON', async () => {
-    home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['bad'] } }), { 'modules/bad/module.json': '{ "ModuleID": "bad", ' });
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['bad'] } }), { 'modules/bad/module.json': '{ "ModuleID": "bad", ' });
     const attempt = createHost({ appDir: home.appDir, modules: { bad: probeModule() }, env: {}, logging: { quiet: true } });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
     await expect(attempt).rejects.toThrow(/not valid module settings: .*modules\/bad\/module\.json:1:\d+: not valid JSON/);
   });
 
   it('loads a module from the EntryPoint file named in its module.json', async () => {
-    home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['ext'] } }), {
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['ext'] } }), {
       'modules/ext/module.json': { ModuleID: 'ext', EntryPoint: './main.mjs', ModuleConfig: { Word: 'hi' } },
       'modules/ext/main.mjs': `export default (ctx) => { const r = ctx.host.createRouter(); r.get('/', (req, res) => res.json({ word: ctx.moduleJson.ModuleConfig.Word })); return { routes: [{ mount: '/ext/api', handler: r }] }; };`,
     });
-    running = await startTestHost(home, {});
+    const running = await hosts.start(home, {});
     const res = await fetch(`${running.url}/ext/api`);
     expect(await res.json()).toEqual({ word: 'hi' });
   });

@@ -1,21 +1,13 @@
 import http from 'node:http';
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, moduleFiles, probeModule, startTestHost, testAppSettings, type TestHome, type TestHost } from '../test-support/index.js';
+import { describe, expect, it } from 'vitest';
+import { moduleFiles, probeModule, testAppSettings, useTestHosts, type TestHome, type TestHost } from '../test-support/index.js';
 
-let home: TestHome | undefined;
-let running: TestHost | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-  home?.remove();
-  home = undefined;
-});
+const hosts = useTestHosts();
 
-async function start(appSettings: Record<string, unknown> = {}, rest: Record<string, unknown> = {}): Promise<TestHost> {
-  home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...appSettings }, ...rest }), moduleFiles(['probe']));
-  running = await startTestHost(home, { probe: probeModule() });
-  return running;
+async function start(appSettings: Record<string, unknown> = {}, rest: Record<string, unknown> = {}, files: Record<string, string | object> = {}): Promise<TestHost> {
+  const home: TestHome = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...appSettings }, ...rest }), { ...moduleFiles(['probe']), ...files });
+  return hosts.start(home, { probe: probeModule() });
 }
 
 /** A raw HTTP/1.1 exchange, for requests fetch refuses to send. */
@@ -49,8 +41,6 @@ describe('pipeline phases', () => {
   it('uses SessionCookieName and no session at all when IsSession is false', async () => {
     let { url } = await start({ SessionState: { SessionCookieName: 'Team.Session' } });
     expect((await fetch(`${url}/probe/api/touch`)).headers.get('set-cookie')).toMatch(/^Team\.Session=/);
-    await running!.close();
-    home!.remove();
     ({ url } = await start({ SessionState: { IsSession: false } }));
     const res = await fetch(`${url}/probe/api/touch`);
     expect(await res.json()).toMatchObject({ session: false });
@@ -82,8 +72,6 @@ describe('pipeline phases', () => {
     let body = await res.text();
     expect(JSON.parse(body)).toMatchObject({ status: 500, code: 'internal_error', detail: 'secret internal detail' });
     expect(body).not.toMatch(/at .*\.ts:\d+/);
-    await running!.close();
-    home!.remove();
     ({ url } = await start({ RunningEnvironment: 'P', IsExceptionDetailText: true }));
     res = await fetch(`${url}/probe/api/boom`);
     body = await res.text();
@@ -102,8 +90,6 @@ describe('edge phase', () => {
       expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
       expect(res.headers.get('content-security-policy'), path).toBeNull();
     }
-    await running!.close();
-    home!.remove();
     ({ url } = await start({ Security: { EnableSecurityHeaders: false } }));
     const res = await fetch(`${url}/probe-public`);
     expect(res.headers.get('x-content-type-options')).toBeNull();
@@ -111,12 +97,8 @@ describe('edge phase', () => {
   });
 
   it('adds a Content-Security-Policy only when IsEnabledCSP, from content-security-policy.txt when present', async () => {
-    home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['probe'], IsEnabledCSP: true } }), {
-      ...moduleFiles(['probe']),
-      'app/content-security-policy.txt': "default-src 'self';\n img-src 'self' data:;",
-    });
-    running = await startTestHost(home, { probe: probeModule() });
-    const res = await fetch(`${running.url}/probe-public`);
+    const { url } = await start({ IsEnabledCSP: true }, {}, { 'app/content-security-policy.txt': "default-src 'self';\n img-src 'self' data:;" });
+    const res = await fetch(`${url}/probe-public`);
     expect(res.headers.get('content-security-policy')).toBe("default-src 'self'; img-src 'self' data:;");
   });
 
@@ -181,8 +163,6 @@ describe('edge phase', () => {
   it('allows listed client addresses, and everyone with "*"', async () => {
     let { url } = await start({ WithOnlyIPs: ['127.0.0.1, the test runner'] });
     expect((await fetch(`${url}/probe-public`)).status).toBe(200);
-    await running!.close();
-    home!.remove();
     ({ url } = await start({ WithOnlyIPs: ['*'] }));
     expect((await fetch(`${url}/probe-public`)).status).toBe(200);
   });

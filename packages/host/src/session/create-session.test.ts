@@ -1,21 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHost } from '../host.js';
 import { SettingsError } from '../settings/load.js';
-import { createTestHome, moduleFiles, probeModule, startTestHost, testAppSettings, type TestHome, type TestHost } from '../test-support/index.js';
+import { moduleFiles, probeModule, testAppSettings, useTestHosts, type TestHost } from '../test-support/index.js';
 
-let home: TestHome | undefined;
-let running: TestHost | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-  home?.remove();
-  home = undefined;
-});
+const hosts = useTestHosts();
 
 async function start(sessionState: Record<string, unknown>): Promise<TestHost> {
-  home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['probe'], SessionState: sessionState } }), moduleFiles(['probe']));
-  running = await startTestHost(home, { probe: probeModule() });
-  return running;
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], SessionState: sessionState } }), moduleFiles(['probe']));
+  return hosts.start(home, { probe: probeModule() });
 }
 
 async function count(url: string, cookie?: string): Promise<{ count: number; cookie: string | undefined }> {
@@ -51,7 +43,7 @@ describe('SessionState', () => {
   });
 
   it('stops start-up with a clear message for a session store that is not available yet', async () => {
-    home = createTestHome(testAppSettings({ AppSettings: { SessionState: { CacheType: 'MySql' } } }));
+    const home = hosts.home(testAppSettings({ AppSettings: { SessionState: { CacheType: 'MySql' } } }));
     const attempt = createHost({ appDir: home.appDir, modules: {}, env: {}, logging: { quiet: true } });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
     await expect(attempt).rejects.toThrow(/SessionState:CacheType: "MySql" is not available yet/);

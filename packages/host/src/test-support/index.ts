@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { afterEach } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
 import { createHost, type AckHost } from '../host.js';
@@ -62,4 +63,29 @@ export { probeModule } from './probe-module.js';
 /** A module folder with a module.json for each id, under the default `../modules`. */
 export function moduleFiles(ids: string[], moduleJson: object = { Version: '1.0.0' }): Record<string, object> {
   return Object.fromEntries(ids.map((id) => [`modules/${id}/module.json`, { ModuleID: id, ...moduleJson }]));
+}
+
+/**
+ * The usual test lifecycle in one call: homes and hosts made through it are closed and removed
+ * after each test (vitest `afterEach`), however many a test starts.
+ */
+export function useTestHosts() {
+  const homes: TestHome[] = [];
+  const hosts: TestHost[] = [];
+  afterEach(async () => {
+    for (const h of hosts.splice(0)) await h.close();
+    for (const h of homes.splice(0)) h.remove();
+  });
+  return {
+    home(appSettings?: object, files?: Record<string, string | Buffer | object>): TestHome {
+      const home = createTestHome(appSettings, files);
+      homes.push(home);
+      return home;
+    },
+    async start(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHost> {
+      const host = await startTestHost(home, modules, env);
+      hosts.push(host);
+      return host;
+    },
+  };
 }

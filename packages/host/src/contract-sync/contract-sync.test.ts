@@ -1,28 +1,23 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, startTestHost, testAppSettings, type TestHome, type TestHost } from '../test-support/index.js';
+import { describe, expect, it } from 'vitest';
+import { testAppSettings, useTestHosts, type TestHome, type TestHost } from '../test-support/index.js';
 import { isTemporaryFileName } from '../fs/safe-write.js';
 
 const KEY = 'team-host-key';
 const KEY_SHA = createHash('sha256').update(KEY).digest('hex');
 
+const hosts = useTestHosts();
 let home: TestHome | undefined;
 let running: TestHost | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-  home?.remove();
-  home = undefined;
-});
 
 async function start(appSettings: Record<string, unknown> = { UseContractSync: true, HostAccessID: KEY }): Promise<TestHost> {
-  home = createTestHome(testAppSettings({ AppSettings: { ...appSettings, Security: { MaxContractSyncFileBytes: 2048 } } }), {
+  home = hosts.home(testAppSettings({ AppSettings: { ...appSettings, Security: { MaxContractSyncFileBytes: 2048 } } }), {
     'modules/HDS/Contracts/transact/HDS/old.json': 'old module copy',
     'contracts/transact/HDS/old.json': 'old shared copy',
   });
-  running = await startTestHost(home);
+  running = await hosts.start(home);
   return running;
 }
 

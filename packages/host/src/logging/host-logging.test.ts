@@ -1,17 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, startTestHost, type TestHome, type TestHost } from '../test-support/index.js';
+import { describe, expect, it } from 'vitest';
+import { useTestHosts, type TestHome, type TestHost } from '../test-support/index.js';
 
+const hosts = useTestHosts();
 let home: TestHome | undefined;
 let running: TestHost | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-  home?.remove();
-  home = undefined;
-});
 
 const TEMPLATE = '[{Timestamp:HH:mm:ss} {Level:u3}] {SourceContext}: {Message:lj}{NewLine}{Exception}';
 
@@ -21,11 +16,11 @@ function readLog(): string[] {
 
 describe('the host logs through the Serilog settings', () => {
   it('writes one access line per request with UseHttpLogging, with the template, flushed by close', async () => {
-    home = createTestHome({
+    home = hosts.home({
       AppSettings: { LoadModules: [], UseHttpLogging: true },
       Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE, buffered: true, flushToDiskInterval: '01:00:00' } }] },
     });
-    running = await startTestHost(home);
+    running = await hosts.start(home);
     expect((await fetch(`${running.url}/no/such/page?x=1`)).status).toBe(404);
     expect((await fetch(`${running.url}/api/nothing`, { method: 'POST', body: '{}' })).status).toBe(404);
     await running.close();
@@ -37,14 +32,14 @@ describe('the host logs through the Serilog settings', () => {
   });
 
   it('writes no access line without UseHttpLogging, or when the http label is raised above Information', async () => {
-    home = createTestHome({
+    home = hosts.home({
       AppSettings: { LoadModules: [], UseHttpLogging: true },
       Serilog: {
         MinimumLevel: { Default: 'Information', Override: { http: 'Warning' } },
         WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE } }],
       },
     });
-    running = await startTestHost(home);
+    running = await hosts.start(home);
     await fetch(`${running.url}/x`);
     running.host.logger.info('marker');
     await running.close();
@@ -55,11 +50,11 @@ describe('the host logs through the Serilog settings', () => {
 
   it('logs its effective settings once at debug level, with secrets redacted', async () => {
     const secrets = { HostAccessID: 'host-key-123', Security: { SigningKey: 'sign-key-456' }, SessionState: { MySqlConnectionString: 'Server=db;Uid=ack;Pwd=db-pass-789;' } };
-    home = createTestHome({
+    home = hosts.home({
       AppSettings: { LoadModules: [], ...secrets },
       Serilog: { MinimumLevel: 'Debug', WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE } }] },
     });
-    running = await startTestHost(home);
+    running = await hosts.start(home);
     await running.close();
     running = undefined;
     const lines = readLog().filter((l) => l.includes('effective settings'));
@@ -81,7 +76,7 @@ describe('ModuleLogFilePath', () => {
       ctx.logger.info(`hello from ${ctx.id}`);
       return {};
     };
-    home = createTestHome(
+    home = hosts.home(
       {
         AppSettings: { LoadModules: ['alpha', 'beta'] },
         Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE } }] },
@@ -91,7 +86,7 @@ describe('ModuleLogFilePath', () => {
         'modules/beta/module.json': { ModuleID: 'beta', ModuleConfig: { ModuleLogFilePath: '' } },
       },
     );
-    running = await startTestHost(home, { alpha: chatty, beta: chatty });
+    running = await hosts.start(home, { alpha: chatty, beta: chatty });
     running.host.logger.child('alpha').child('sync').info('nested alpha line');
     await running.close();
     running = undefined;

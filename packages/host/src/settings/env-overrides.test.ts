@@ -1,18 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, startTestHost, testAppSettings, type TestHome, type TestHost } from '../test-support/index.js';
+import { describe, expect, it } from 'vitest';
+import { testAppSettings, useTestHosts, type TestHome, type TestHost } from '../test-support/index.js';
 import { loadHostSettings, SettingsError } from './load.js';
 
+const hosts = useTestHosts();
 let home: TestHome | undefined;
 let running: TestHost | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-  home?.remove();
-  home = undefined;
-});
 
 function load(content: object, env: NodeJS.ProcessEnv) {
-  home = createTestHome(content);
+  home = hosts.home(content);
   return loadHostSettings(home.appDir, env).settings;
 }
 
@@ -75,7 +70,7 @@ describe('environment overrides (.NET convention: Section__Key=value)', () => {
   });
 
   it('report every value that cannot be used, naming the variable, the key and the expectation', () => {
-    home = createTestHome({});
+    home = hosts.home({});
     let error: SettingsError | undefined;
     try {
       loadHostSettings(home.appDir, {
@@ -100,8 +95,8 @@ describe('environment overrides (.NET convention: Section__Key=value)', () => {
   });
 
   it('reach the running host: an override turns a host feature on', async () => {
-    home = createTestHome(testAppSettings());
-    running = await startTestHost(home, {}, { AppSettings__Security__EnableSecurityHeaders: 'false' });
+    home = hosts.home(testAppSettings());
+    running = await hosts.start(home, {}, { AppSettings__Security__EnableSecurityHeaders: 'false' });
     expect(running.host.settings.AppSettings.Security.EnableSecurityHeaders).toBe(false);
     const res = await fetch(`${running.url}/nothing-here`);
     expect(res.status).toBe(404);

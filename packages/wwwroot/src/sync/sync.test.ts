@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTemporaryFileName, type AckModuleFactory } from '@ack/host';
-import { createTestHome, startTestHost, testAppSettings, type TestHome, type TestHost } from '@ack/host/test-support';
+import { testAppSettings, useTestHosts, type TestHome, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 
 const TOKENS = ['team-token-1', 'other token'];
@@ -13,14 +13,9 @@ const basic = (token: string) => `Basic ${Buffer.from(`${token}:`).toString('bas
 const AUTH = basic(TOKENS[0]!);
 const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
+const hosts = useTestHosts();
 let home: TestHome | undefined;
 let running: TestHost | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-  home?.remove();
-  home = undefined;
-});
 
 interface RefreshCall {
   module: string;
@@ -49,7 +44,7 @@ function refreshModules(calls: RefreshCall[]): Record<string, AckModuleFactory> 
 }
 
 async function start(options: { tokens?: string[]; maxBytes?: number; calls?: RefreshCall[] } = {}): Promise<TestHost> {
-  home = createTestHome(
+  home = hosts.home(
     testAppSettings({
       AppSettings: {
         LoadModules: ['wwwroot', 'transact', 'dbclient', 'function'],
@@ -64,7 +59,7 @@ async function start(options: { tokens?: string[]; maxBytes?: number; calls?: Re
       'contracts/wwwroot/HDS/page.html': '<p>v1</p>',
     },
   );
-  running = await startTestHost(home, { wwwroot: wwwrootModule, ...refreshModules(options.calls ?? []) });
+  running = await hosts.start(home, { wwwroot: wwwrootModule, ...refreshModules(options.calls ?? []) });
   return running;
 }
 

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { HOST_VERSION } from '@ack/host';
 import { registerServe } from './commands/serve.js';
 import { registerInit } from './commands/init.js';
+import { registerCatalog } from './commands/catalog.js';
 import { registerSync } from './commands/sync.js';
 import { registerContractSync } from './commands/contract-sync.js';
 import { registerManifest } from './commands/manifest.js';
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   registerServe(program);
   registerInit(program);
+  registerCatalog(program);
   registerSync(program);
   registerContractSync(program);
   registerManifest(program);

@@ -39,3 +39,5 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
 };
 
 export default wwwrootModule;
+export { loadCatalog, buildCatalog, MANIFEST_PATH } from './shared-files/catalog.js';
+export type { CatalogResult, SharedFileCatalog, SharedFileItem } from './shared-files/catalog.js';

@@ -44,6 +44,7 @@ export {
 } from './fs/safe-write.js';
 export type { StagedFile, StagedTarget, StageOptions } from './fs/safe-write.js';
 export { ClientGoneError, placeUpload, receiveUpload } from './fs/receive-upload.js';
+export { sweepTemporaryFiles } from './fs/sweep.js';
 export type { FormFields, ReceivedUpload, ReceiveUploadOptions } from './fs/receive-upload.js';
 export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } from './contract-sync/targets.js';
 export type { ChangeType, ContractType } from './contract-sync/targets.js';

@@ -9,6 +9,8 @@ import { ProblemError, sendProblem } from '../http/problem.js';
 import { ClientGoneError, placeUpload, receiveUpload, type FormFields } from '../fs/receive-upload.js';
 import { commitStaged, discardStaged, removeFilesTogether, stageCopy, type StagedFile } from '../fs/safe-write.js';
 import { checkHostAccessID } from './host-access.js';
+import { sweepTemporaryFiles } from '../fs/sweep.js';
+import fs from 'node:fs/promises';
 import { contractSyncTargets, isPlainModuleID, parseChangeType, parseContractType, type ContractSyncTarget } from './targets.js';
 
 const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `contractsync.${code}`, detail });
@@ -55,6 +57,7 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
   const maxBytes = app.Security.MaxContractSyncFileBytes;
   const serviceHome = paths.serviceHome;
   const router = express.Router();
+  void sweepTargets(serviceHome, logger);
   if (checkHostAccessID(app.HostAccessID, undefined) === 'not_configured') {
     logger.warn('UseContractSync is on but AppSettings:HostAccessID is empty or the shipped placeholder: every contract sync request will be refused');
   }
@@ -127,4 +130,16 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
 function rethrowFolder(err: unknown): never {
   if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw bad('not_a_file', 'The destination is a folder, not a file.');
   throw err;
+}
+
+/** At start: remove temporary files a write left when a previous run died mid-upload. */
+async function sweepTargets(serviceHome: string, logger: Logger): Promise<void> {
+  const roots = [path.join(serviceHome, 'contracts')];
+  const modules = await fs.readdir(path.join(serviceHome, 'modules'), { withFileTypes: true }).catch(() => []);
+  for (const m of modules) {
+    if (m.isDirectory()) roots.push(path.join(serviceHome, 'modules', m.name, 'Contracts'), path.join(serviceHome, 'modules', m.name, 'wwwroot'));
+  }
+  let removed = 0;
+  for (const root of roots) removed += (await sweepTemporaryFiles(root).catch(() => [])).length;
+  if (removed > 0) logger.info(`removed ${removed} temporary file(s) left by an interrupted contract sync`);
 }

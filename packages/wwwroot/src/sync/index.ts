@@ -13,6 +13,9 @@ import {
   removeFilesTogether,
   resolveContainedPath,
   sendProblem,
+  sweepTemporaryFiles,
+  CONTRACT_TYPES,
+  type Logger,
   type ChangeType,
   type StagedFile,
 } from '@ack/host';
@@ -77,6 +80,7 @@ const header = (req: express.Request, name: string) => {
 export function createSyncRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
   const logger = runtime.ctx.logger.child('sync');
+  void sweepContractFolders(runtime, logger);
   const maxBytes = runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes;
 
   router.use((req, res, next) => {
@@ -156,4 +160,13 @@ function publicOutcome(outcome: RefreshOutcome): Record<string, unknown> {
 function folderRefused(err: unknown): never {
   if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw bad('not_a_file', 'filePath names a folder, not a file.');
   throw err;
+}
+
+/** At start: remove temporary files a write left when a previous run died mid-upload. */
+async function sweepContractFolders(runtime: WwwrootRuntime, logger: Logger): Promise<void> {
+  const folders = new Set(await Promise.all(CONTRACT_TYPES.map((m) => contractFolderOf(runtime, m))));
+  for (const folder of folders) {
+    const removed = await sweepTemporaryFiles(folder).catch(() => []);
+    if (removed.length > 0) logger.info(`removed ${removed.length} temporary file(s) left by an interrupted upload under ${folder}`);
+  }
 }

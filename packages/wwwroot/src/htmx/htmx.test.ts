@@ -144,6 +144,14 @@ describe('htmx sample routes', () => {
     const again = await get('/htmx.min.js', { 'if-none-match': res.headers.get('etag')! });
     expect(again.status).toBe(304);
   });
+
+  it("serves the sample's stylesheet, which the whole page and the example screen link", async () => {
+    const css = await get('/contacts.css');
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+    expect(await css.text()).toContain('font-family');
+    expect(await (await get('/contacts')).text()).toContain(`<link rel="stylesheet" href="${BASE}/contacts.css">`);
+  });
 });
 
 describe('htmx sample outside development', () => {

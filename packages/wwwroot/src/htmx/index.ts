@@ -5,7 +5,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
 import { checkContact, createContactStore, parseContactId, type Contact, type ContactErrors, type ContactFields } from './contacts-store.js';
 import {
-  BASE, PAGE_SIZE, contactDetails, contactForm, contactQuickView, contactRows, contactTable, messageOob, notFound, page,
+  BASE, PAGE_SIZE, STYLESHEET, contactDetails, contactForm, contactQuickView, contactRows, contactTable, messageOob, notFound, page,
 } from './render.js';
 
 /**
@@ -20,7 +20,8 @@ import {
  */
 export function createHtmxRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
-  router.get('/htmx.min.js', createHtmxLibraryHandler());
+  router.get('/htmx.min.js', assetHandler(fs.readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js')), 'text/javascript; charset=utf-8'));
+  router.get('/contacts.css', assetHandler(Buffer.from(STYLESHEET), 'text/css; charset=utf-8'));
 
   const configured = runtime.settings.raw.IsEnabledHtmxSample;
   const enabled = typeof configured === 'boolean' ? configured : runtime.ctx.settings.AppSettings.RunningEnvironment === 'D';
@@ -141,16 +142,13 @@ function parseOffset(value: unknown): number {
   return typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : 0;
 }
 
-/** `htmx.min.js` from the installed `htmx.org` package, read once, with an ETag. */
-function createHtmxLibraryHandler() {
-  const require = createRequire(import.meta.url);
-  const file = require.resolve('htmx.org/dist/htmx.min.js');
-  const body = fs.readFileSync(file);
+/** A fixed asset (`htmx.min.js` from the installed `htmx.org` package, the sample's CSS), read once, with an ETag. */
+function assetHandler(body: Buffer, contentType: string) {
   const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
   return (req: Request, res: Response) => {
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'public, max-age=3600');
-    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('Content-Type', contentType);
     if (req.get('If-None-Match') === etag) return void res.status(304).end();
     res.setHeader('Content-Length', body.length);
     res.end(req.method === 'HEAD' ? undefined : body);

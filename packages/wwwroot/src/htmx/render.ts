@@ -88,6 +88,12 @@ export function notFound(id: string): string {
   return `<p class="error" id="not-found">There is no contact ${escapeHtml(id)}.</p>`;
 }
 
+/** The sample's styles, served at `${BASE}/contacts.css` for the module's page and the example screen. */
+export const STYLESHEET = `body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}table{border-collapse:collapse;width:100%}
+td,th{padding:.3rem .5rem;border-bottom:1px solid #ddd;text-align:left}.error{color:#b00020}
+#messages{min-height:1.5rem;color:#0a6}main{display:grid;grid-template-columns:2fr 1fr;gap:2rem}label{display:block;margin:.5rem 0}
+`;
+
 /** The whole page: what a browser gets without htmx (first load, reload of a pushed URL, no script). */
 export function page(parts: { list: string; editor?: string; quick?: string; message?: string }): string {
   return `<!doctype html>
@@ -97,11 +103,7 @@ export function page(parts: { list: string; editor?: string; quick?: string; mes
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Contacts · htmx sample</title>
 <script src="${BASE}/htmx.min.js"></script>
-<style>
-body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}table{border-collapse:collapse;width:100%}
-td,th{padding:.3rem .5rem;border-bottom:1px solid #ddd;text-align:left}.error{color:#b00020}
-#messages{min-height:1.5rem;color:#0a6}main{display:grid;grid-template-columns:2fr 1fr;gap:2rem}label{display:block;margin:.5rem 0}
-</style>
+<link rel="stylesheet" href="${BASE}/contacts.css">
 </head>
 <body>
 <h1>Contacts</h1>

@@ -15,7 +15,8 @@ export function buildProgram(): Command {
     .description('ack for Node: a web host for business screens, and the tools that feed it')
     .version(HOST_VERSION)
     .exitOverride()
-    .showHelpAfterError();
+    // A usage error is one line on stderr, `ack: ...`, like every other error (not the whole help).
+    .configureOutput({ outputError: (text, write) => write(`ack: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`) });
   registerServe(program);
   registerInit(program);
   registerCatalog(program);

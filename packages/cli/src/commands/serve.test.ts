@@ -1,18 +1,15 @@
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, type TestHome } from '@ack/host/test-support';
+import { describe, expect, it } from 'vitest';
+import { useTestHosts, type TestHome } from '@ack/host/test-support';
 import { runAck, startAckServe } from '../test-support/spawn-ack.js';
 
 let home: TestHome | undefined;
-afterEach(() => {
-  home?.remove();
-  home = undefined;
-});
+const hosts = useTestHosts();
 
 const consoleOnly = { WriteTo: [{ Name: 'Console', Args: {} }] };
 
 function slowModuleHome(): TestHome {
-  return createTestHome({ AppSettings: { LoadModules: ['slow'] }, Serilog: consoleOnly }, {
+  return hosts.home({ AppSettings: { LoadModules: ['slow'] }, Serilog: consoleOnly }, {
     'modules/slow/module.json': { ModuleID: 'slow', EntryPoint: './index.mjs' },
     'modules/slow/index.mjs': `export default (ctx) => {
       const r = ctx.host.createRouter();
@@ -39,7 +36,7 @@ describe('ack serve', () => {
   });
 
   it('logs version, entry base path, URL and modules loaded and skipped at start', async () => {
-    home = createTestHome({ AppSettings: { LoadModules: ['wwwroot', 'transact'] }, Serilog: consoleOnly }, {
+    home = hosts.home({ AppSettings: { LoadModules: ['wwwroot', 'transact'] }, Serilog: consoleOnly }, {
       'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: {} },
     });
     const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
@@ -54,7 +51,7 @@ describe('ack serve', () => {
   });
 
   it('says in one line that the port is in use and exits 1', async () => {
-    home = createTestHome({ AppSettings: { LoadModules: [] }, Serilog: consoleOnly });
+    home = hosts.home({ AppSettings: { LoadModules: [] }, Serilog: consoleOnly });
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
     const port = (blocker.address() as net.AddressInfo).port;

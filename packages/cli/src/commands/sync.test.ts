@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, startTestHost, testAppSettings, type TestHome, type TestHost } from '@ack/host/test-support';
+import { testAppSettings, useTestHosts, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
 
@@ -15,20 +15,21 @@ const TOKEN = 'cli-sync-token';
 const HOST_KEY = 'cli-host-key';
 const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
+const hosts = useTestHosts();
+// Registered after useTestHosts, so (hooks run as a stack) the work folders and children go before the host.
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
 async function host(): Promise<TestHost & { contracts: string }> {
-  const home: TestHome = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_KEY } }), {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_KEY } }), {
     'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared_files.json' } },
     'config/shared_files.json': { items: [{ requestPath: '/shared/a.css', hostFilePath: '../config/a.css' }, { requestPath: '/shared/b.js', hostFilePath: '../config/b.js' }] },
     'config/a.css': 'a{}',
     'config/b.js': 'b()',
   });
-  const running = await startTestHost(home, { wwwroot: wwwrootModule });
-  cleanups.push(() => home.remove(), () => running.close());
+  const running = await hosts.start(home, { wwwroot: wwwrootModule });
   return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
 }
 

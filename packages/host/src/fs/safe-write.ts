@@ -279,7 +279,14 @@ export async function removeFilesTogether(targets: string[]): Promise<boolean[]>
       }
       if (stat.isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
       const backup = tempName(path.dirname(target), `${path.basename(target)}.deleted`);
-      await renameRetrying(target, backup);
+      try {
+        await renameRetrying(target, backup);
+      } catch (err) {
+        // Removed by a concurrent delete between lstat and rename: it is gone, as asked.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        aside.push(undefined);
+        continue;
+      }
       aside.push({ target, backup });
     }
   } catch (err) {

@@ -1,17 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import https from 'node:https';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, moduleFiles, probeModule, testAppSettings, type TestHome } from '../test-support/index.js';
-import { createHost, type AckHost } from '../host.js';
+import { describe, expect, it } from 'vitest';
+import { moduleFiles, probeModule, testAppSettings, useTestHosts, type TestHome } from '../test-support/index.js';
+import type { AckHost } from '../host.js';
 
+const hosts = useTestHosts();
 let home: TestHome | undefined;
-let host: AckHost | undefined;
-afterEach(async () => {
-  await host?.close({ graceMs: 500 });
-  host = undefined;
-  home?.remove();
-  home = undefined;
-});
 
 /** A self-signed certificate for 127.0.0.1, made with the openssl command (PEM pair and a PFX). */
 function makeCertificate(dir: string): void {
@@ -31,11 +25,9 @@ function httpsGet(url: string): Promise<{ status: number; body: string; cookie: 
 }
 
 async function start(certSettings: Record<string, unknown>): Promise<AckHost> {
-  home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...certSettings } }), moduleFiles(['probe']));
+  home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...certSettings } }), moduleFiles(['probe']));
   makeCertificate(home.appDir);
-  host = await createHost({ appDir: home.appDir, modules: { probe: probeModule() }, env: {}, logging: { quiet: true } });
-  await host.listen({ port: 0, host: '127.0.0.1', tlsPort: 0 });
-  return host;
+  return (await hosts.start(home, { probe: probeModule() }, {}, { tlsPort: 0 })).host;
 }
 
 describe('HTTPS listener', () => {

@@ -2,23 +2,20 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, type TestHome } from '../test-support/index.js';
+import { describe, expect, it } from 'vitest';
+import { useTestHosts, type TestHome } from '../test-support/index.js';
 import { DEFAULT_OUTPUT_TEMPLATE } from '../settings/schema.js';
 
 // `ack serve` as a user runs it (the built CLI: `pnpm build` first, as `pnpm test` does).
 const ACK_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../cli/dist/bin.js');
 
 let home: TestHome | undefined;
-afterEach(() => {
-  home?.remove();
-  home = undefined;
-});
+const hosts = useTestHosts();
 
 describe('ack serve logging', () => {
   it('writes the access line to the console and to the buffered file with the template, flushed at SIGTERM', async () => {
     if (!fs.existsSync(ACK_BIN)) throw new Error(`${ACK_BIN} is missing: run pnpm build first`);
-    home = createTestHome({
+    home = hosts.home({
       AppSettings: { LoadModules: [], UseHttpLogging: true },
       // The spec's default sinks: console, and a file buffered for 5 s (flushed by shut-down).
       Serilog: {

@@ -128,6 +128,15 @@ function renderException(error: Error | undefined): string {
 }
 
 /**
+ * A message is one log line: line breaks and other control characters (often from request input,
+ * e.g. an uploaded file's path) are shown escaped, so that no caller can forge a second log line.
+ */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
  * Compiles an output template. Tokens: `{Timestamp[:format]}`, `{Level[:u3|w3|t3|u|w]}`,
  * `{Message[:lj|l|j]}`, `{NewLine}`, `{Exception}`, `{Properties[:j]}`, `{SourceContext}`, any meta
  * property by name; `{Name,-5}` alignment; `{{` and `}}` for braces. When the template has no
@@ -156,7 +165,7 @@ export function compileTemplate(template: string, clean: (text: string) => strin
           break;
         case 'Message':
           part = (e) => {
-            const text = clean(e.message);
+            const text = oneLine(clean(e.message));
             if (showsProperties || !e.meta) return text;
             const extra = Object.keys(e.meta).length > 0 ? ` ${renderValue(e.meta)}` : '';
             return extra ? text + clean(extra) : text;

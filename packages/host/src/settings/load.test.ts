@@ -1,17 +1,14 @@
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, type TestHome } from '../test-support/index.js';
+import { describe, expect, it } from 'vitest';
+import { useTestHosts, type TestHome } from '../test-support/index.js';
 import { loadHostSettings, SettingsError } from './load.js';
 import { DEFAULT_LOAD_MODULES, DEFAULT_OUTPUT_TEMPLATE } from './schema.js';
 
 let home: TestHome | undefined;
-afterEach(() => {
-  home?.remove();
-  home = undefined;
-});
+const hosts = useTestHosts();
 
 function load(content: object | string, env: NodeJS.ProcessEnv = {}) {
-  home = createTestHome();
+  home = hosts.home();
   home.write('app/appsettings.json', content);
   return loadHostSettings(home.appDir, env);
 }
@@ -114,7 +111,7 @@ describe('defaults when appsettings.json is {}', () => {
 
 describe('settings that cannot be used stop start-up naming file, key and expectation', () => {
   it('a missing file', () => {
-    home = createTestHome();
+    home = hosts.home();
     fs.rmSync(`${home.appDir}/appsettings.json`);
     expect(() => loadHostSettings(home!.appDir, {})).toThrow(new SettingsError(`${home.appDir}/appsettings.json: file not found`));
   });

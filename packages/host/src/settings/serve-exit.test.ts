@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, type TestHome } from '../test-support/index.js';
+import { describe, expect, it } from 'vitest';
+import { useTestHosts, type TestHome } from '../test-support/index.js';
 
 // `ack serve` as a user runs it (the built CLI: `pnpm build` first, as `pnpm test` does).
 const ACK_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../cli/dist/bin.js');
@@ -29,14 +29,11 @@ function runServe(appDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: 
 }
 
 let home: TestHome | undefined;
-afterEach(() => {
-  home?.remove();
-  home = undefined;
-});
+const hosts = useTestHosts();
 
 describe('ack serve with settings that cannot be used', () => {
   it('exits 2 naming the file, every bad key and what it expects, and never starts', async () => {
-    home = createTestHome({ AppSettings: { RunningEnvironment: 'Q', Security: { MaxContractSyncFileBytes: 'abc' } } });
+    home = hosts.home({ AppSettings: { RunningEnvironment: 'Q', Security: { MaxContractSyncFileBytes: 'abc' } } });
     const run = await runServe(home.appDir);
     const file = path.join(home.appDir, 'appsettings.json');
     expect(run.code).toBe(2);
@@ -46,7 +43,7 @@ describe('ack serve with settings that cannot be used', () => {
   });
 
   it('exits 2 for invalid JSON and for a missing file', async () => {
-    home = createTestHome();
+    home = hosts.home();
     home.write('app/appsettings.json', '{ "AppSettings": { ]');
     const bad = await runServe(home.appDir);
     expect(bad.code).toBe(2);
@@ -58,7 +55,7 @@ describe('ack serve with settings that cannot be used', () => {
   });
 
   it('exits 2 for an environment override that cannot be used, naming the variable', async () => {
-    home = createTestHome({ AppSettings: { LoadModules: [] }, Serilog: { WriteTo: [] } });
+    home = hosts.home({ AppSettings: { LoadModules: [] }, Serilog: { WriteTo: [] } });
     const run = await runServe(home.appDir, { AppSettings__Security__ExposeSecretValues: 'sometimes' });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('AppSettings:Security:ExposeSecretValues: expected true or false, got "sometimes" (from environment variable AppSettings__Security__ExposeSecretValues)');

@@ -146,6 +146,10 @@ export function createSignInPhase(settings: HostSettings, keys: Keyring, logger:
   return (req, res, next) => {
     parseCookies(req, res, (err?: unknown) => {
       if (err) return next(err);
+      // cookie-parser turns a `j:` value into a parsed JSON object; this host never issues one and
+      // every reader expects text, so such a cookie is dropped rather than reaching a module as an object.
+      const cookies = (req as { cookies?: Record<string, unknown> }).cookies ?? {};
+      for (const name of Object.keys(cookies)) if (typeof cookies[name] !== 'string') delete cookies[name];
       const user = service.read(req);
       if (user) req.ackUser = user;
       next();

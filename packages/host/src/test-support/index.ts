@@ -41,10 +41,13 @@ export interface TestHost {
   close(): Promise<void>;
 }
 
-/** Starts a host on 127.0.0.1 and a free port over `home`. `env` defaults to `{ ACK_HOME: home }`-free process env. */
-export async function startTestHost(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHost> {
+/**
+ * Starts a host on 127.0.0.1 and a free port over `home`. `env` defaults to `{ ACK_HOME: home }`-free process env.
+ * `tlsPort` (e.g. 0) is passed on for tests of the HTTPS listener.
+ */
+export async function startTestHost(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}, listen: { tlsPort?: number } = {}): Promise<TestHost> {
   const host = await createHost({ appDir: home.appDir, modules, env: { ...env }, logging: { quiet: true } });
-  const url = await host.listen({ port: 0, host: '127.0.0.1' });
+  const url = await host.listen({ port: 0, host: '127.0.0.1', ...listen });
   return { host, url, home, close: () => host.close({ graceMs: 1000 }) };
 }
 
@@ -82,8 +85,8 @@ export function useTestHosts() {
       homes.push(home);
       return home;
     },
-    async start(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}): Promise<TestHost> {
-      const host = await startTestHost(home, modules, env);
+    async start(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}, listen: { tlsPort?: number } = {}): Promise<TestHost> {
+      const host = await startTestHost(home, modules, env, listen);
       hosts.push(host);
       return host;
     },

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import express, { type Request, type Response, type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
+import { notModified } from '../static/engine/conditional.js';
 import { checkContact, createContactStore, parseContactId, type Contact, type ContactErrors, type ContactFields } from './contacts-store.js';
 import {
   BASE, PAGE_SIZE, STYLESHEET, contactDetails, contactForm, contactQuickView, contactRows, contactTable, messageOob, notFound, page,
@@ -149,7 +150,8 @@ function assetHandler(body: Buffer, contentType: string) {
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'public, max-age=3600');
     res.setHeader('Content-Type', contentType);
-    if (req.get('If-None-Match') === etag) return void res.status(304).end();
+    // The same conditional rules as every static file (`*`, a list, weak tags).
+    if (notModified(req.get('If-None-Match'), undefined, etag, '')) return void res.status(304).end();
     res.setHeader('Content-Length', body.length);
     res.end(req.method === 'HEAD' ? undefined : body);
   };

@@ -1,23 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { createTestHome, startTestHost, testAppSettings } from '@ack/host/test-support';
+import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 import { startWwwroot } from '../static/test-fixture.js';
 
 // module.json of the wwwroot module (spec 2.4): a host starts with it or refuses with an error
 // that names the file and the key.
 
+const hosts = useTestHosts();
+
 async function startWith(moduleJson: unknown): Promise<string> {
-  const home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
     'modules/wwwroot/module.json': moduleJson as object,
   });
   try {
-    const t = await startTestHost(home, { wwwroot: wwwrootModule });
-    await t.close();
+    await hosts.start(home, { wwwroot: wwwrootModule });
     return 'started';
   } catch (err) {
     return (err as Error).message;
-  } finally {
-    home.remove();
   }
 }
 

@@ -193,11 +193,12 @@ describe('ack sync watch', () => {
 
     const target = path.join(h.contracts, 'HDS', 'live', 'page.html');
     fs.writeFileSync(path.join(dir, 'page.html'), 'AAAA');
-    await waitFor(() => fs.existsSync(target) && fs.readFileSync(target, 'utf8') === 'AAAA', () => out);
+    // The CLI prints its line after the server answered: wait for both, the file and the line.
+    await waitFor(() => fs.existsSync(target) && fs.readFileSync(target, 'utf8') === 'AAAA' && out.includes('Created HDS/live/page.html'), () => out);
     fs.writeFileSync(path.join(dir, 'page.html'), 'BBBB'); // same size, new content
-    await waitFor(() => fs.readFileSync(target, 'utf8') === 'BBBB', () => out);
+    await waitFor(() => fs.readFileSync(target, 'utf8') === 'BBBB' && out.includes('Changed HDS/live/page.html'), () => out);
     fs.rmSync(path.join(dir, 'page.html'));
-    await waitFor(() => !fs.existsSync(target), () => out);
+    await waitFor(() => !fs.existsSync(target) && out.includes('Deleted HDS/live/page.html'), () => out);
     expect(out).toMatch(/Created HDS\/live\/page\.html[\s\S]*Changed HDS\/live\/page\.html[\s\S]*Deleted HDS\/live\/page\.html/);
     expect(fs.existsSync(path.join(h.contracts, 'HDS', 'live', 'existing.html'))).toBe(false); // not pushed: it did not change
 

@@ -16,6 +16,7 @@ export type {
 } from './modules/contract.js';
 export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';
+export { readJsonFile } from './settings/json-file.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';
 export { redactSettings, redactSecretsInText, redactValue, isSecretKey, REDACTED } from './settings/redact.js';

@@ -47,3 +47,16 @@ describe('ack catalog check', () => {
     expect(run.stderr).toMatch(/none\.json does not exist/);
   });
 });
+
+describe('ack catalog check reads module.json as the host does', () => {
+  it('accepts comments and trailing commas in module.json', async () => {
+    const h = hosts.home({ AppSettings: { LoadModules: ['wwwroot'] } }, {
+      'modules/wwwroot/module.json': '{\n  // the catalog\n  "ModuleID": "wwwroot",\n  "ModuleConfig": { "SharedFileConfigPath": "../config/shared_files.json", },\n}\n',
+      'config/shared_files.json': { items: [{ requestPath: '/theme.css', hostFilePath: '../shared/theme.css' }] },
+      'shared/theme.css': 'body{}',
+    });
+    const run = await runAck(['catalog', 'check', '--app-dir', h.appDir]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/1 item\(s\) load\nok\n$/);
+  });
+});

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHostPaths, loadHostSettings, SettingsError, type ModuleContext } from '@ack/host';
+import { createHostPaths, loadHostSettings, readJsonFile, SettingsError, type ModuleContext } from '@ack/host';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { EXIT } from '../exit-codes.js';
 
@@ -32,9 +32,10 @@ export function checkCatalog(appDir: string, catalogOverride?: string): CatalogR
     const moduleFile = path.join(paths.resolve(settings.AppSettings.LoadModuleBasePath), 'wwwroot', 'module.json');
     let moduleJson: Record<string, unknown> = {};
     try {
-      moduleJson = JSON.parse(fs.readFileSync(moduleFile, 'utf8').replace(/^\uFEFF/, '')) as Record<string, unknown>;
+      // Read as the host reads it (comments, trailing commas), so the check agrees with start-up.
+      moduleJson = readJsonFile(moduleFile).value as Record<string, unknown>;
     } catch (err) {
-      throw new SettingsError(`${moduleFile}: cannot be read as JSON (${(err as Error).message})`);
+      throw new SettingsError((err as Error).message);
     }
     const ctx = { moduleJson, settings, paths, settingsFile: moduleFile } as unknown as ModuleContext;
     catalogFile = parseWwwrootSettings(ctx).sharedFileConfigPath;

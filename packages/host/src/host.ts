@@ -112,15 +112,15 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
   if (signIn) expressApp.use(signIn);
   for (const route of routes) expressApp.use(route.mount, route.handler);
-  expressApp.use((req, res) => sendNotFound(req as unknown as AckRequest, res));
+  expressApp.use((req, res) => sendNotFound(req, res));
   expressApp.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    respondError(err, req as unknown as AckRequest, res);
+    respondError(err, req, res);
   });
 
   const onRequest = (request: http.IncomingMessage, res: http.ServerResponse) => {
     const req = request as AckRequest;
     const fail = (err: unknown) => respondError(err, req, res);
-    const toRoutes = () => expressApp(req as never, res as never);
+    const toRoutes = () => expressApp(req, res);
     const toStatic = () => {
       if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.rawPath)) {
         // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and

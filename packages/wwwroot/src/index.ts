@@ -9,7 +9,7 @@ import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
-export type { WwwrootSettings, DevAccountSetting } from './settings/module-settings.js';
+export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
 
 /**
  * The `wwwroot` module (spec §1): shared files and the manifest in the public phase; sync,

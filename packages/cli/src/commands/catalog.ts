@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHostPaths, loadHostSettings, readJsonFile, SettingsError, type ModuleContext } from '@ack/host';
+import { createHostPaths, loadHostSettings, readJsonFile, SettingsError, type ModuleJson } from '@ack/host';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { EXIT } from '../exit-codes.js';
 
@@ -30,15 +30,14 @@ export function checkCatalog(appDir: string, catalogOverride?: string): CatalogR
   if (catalogOverride) catalogFile = path.resolve(catalogOverride);
   else {
     const moduleFile = path.join(paths.resolve(settings.AppSettings.LoadModuleBasePath), 'wwwroot', 'module.json');
-    let moduleJson: Record<string, unknown> = {};
+    let moduleJson: ModuleJson = {};
     try {
       // Read as the host reads it (comments, trailing commas), so the check agrees with start-up.
-      moduleJson = readJsonFile(moduleFile).value as Record<string, unknown>;
+      moduleJson = readJsonFile(moduleFile).value as ModuleJson;
     } catch (err) {
       throw new SettingsError((err as Error).message);
     }
-    const ctx = { moduleJson, settings, paths, settingsFile: moduleFile } as unknown as ModuleContext;
-    catalogFile = parseWwwrootSettings(ctx).sharedFileConfigPath;
+    catalogFile = parseWwwrootSettings({ moduleJson, settings, paths, settingsFile: moduleFile }).sharedFileConfigPath;
     if (!catalogFile) throw new SettingsError(`${moduleFile}: ModuleConfig:SharedFileConfigPath is empty, so the shared-file feature is off`);
   }
   const result = loadCatalog(catalogFile, paths.resolve);

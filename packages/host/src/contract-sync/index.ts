@@ -70,7 +70,7 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
         invalid: 'The hostAccessID header is not valid.',
         not_configured: 'Contract sync has no AppSettings:HostAccessID of its own configured (empty or the shipped placeholder); every request is refused.',
       }[verdict];
-      logger.warn(`contract sync refused (${verdict}) from ${(req as unknown as { ack: { clientIp: string } }).ack.clientIp}`);
+      logger.warn(`contract sync refused (${verdict}) from ${req.ack.clientIp}`);
       return sendProblem(res, { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } }, req.method);
     }
 

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import multer from 'multer';
 import { ProblemError } from '../http/problem.js';
+import { asExpress } from '../pipeline/express-adapter.js';
 import { FileTooLargeError, discardStaged, moveStaged, stageStream, type StagedFile } from './safe-write.js';
 
 /**
@@ -105,7 +106,8 @@ export function receiveUpload(req: IncomingMessage, res: ServerResponse, options
     limits: { files: 1, fields: 32, parts: 40, fieldSize: 64 * 1024, fieldNameSize: 200, fileSize: options.maxBytes },
   }).any();
   return new Promise<ReceivedUpload>((resolve, reject) => {
-    middleware(req as never, res as never, (err?: unknown) => {
+    const e = asExpress(req, res);
+    middleware(e.req, e.res, (err?: unknown) => {
       const r = req as IncomingMessage & { body?: unknown; files?: Array<Express.Multer.File & Partial<StagedInfo>> };
       if (err) return reject(translate(err, req, prefix, options.maxBytes));
       const file = r.files?.[0];

@@ -103,7 +103,7 @@ export class FileSink extends DailyRotateFile {
   }
 
   private stream(): LogStream {
-    return (this as unknown as { logStream: LogStream }).logStream;
+    return this.logStream;
   }
 
   override log(info: Record<string | symbol, unknown>, callback: () => void): void {

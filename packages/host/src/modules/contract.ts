@@ -5,6 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { SignInService } from '../sign-in/index.js';
+import type { UserAccount } from '../sign-in/user-account.js';
 
 /**
  * The module contract (DESIGN §3). A module is a factory; the host calls it once at start with a
@@ -30,8 +31,24 @@ export interface RequestContext {
   startedAt: bigint;
 }
 
+/** Node's request as the raw phases (public, static) see it: `ack` is filled by the edge phase. */
 export interface AckRequest extends IncomingMessage {
   ack: RequestContext;
+}
+
+// The request type Express routes (host and modules) see: the same `ack` the raw phases read, and
+// the signed-in user. Declared once here so that no handler casts to reach them; any package that
+// imports a type from `@ack/host` gets it.
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Per-request facts from the edge phase (client address, scheme, raw path, id). */
+      ack: RequestContext;
+      /** The signed-in user, from the verified authentication cookie only (never `{P}.Member`). */
+      ackUser?: UserAccount;
+    }
+  }
 }
 
 export type Next = (err?: unknown) => void;

@@ -29,6 +29,9 @@ export function createSessionMiddleware(state: SessionStateSettings, secret: Buf
     cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', path: '/' },
   });
   const handler: RequestHandler & { close?: () => void } = middleware;
-  handler.close = () => (store as unknown as { stopInterval(): void }).stopInterval();
+  // memorystore's timer is not in its published types: stop it when the store has one.
+  handler.close = () => {
+    if ('stopInterval' in store && typeof store.stopInterval === 'function') store.stopInterval();
+  };
   return handler;
 }

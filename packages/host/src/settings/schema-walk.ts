@@ -10,7 +10,9 @@ interface Def {
   [key: string]: unknown;
 }
 
-const defOf = (s: Schema): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
+// zod types each kind's definition separately; the walker reads them by name, so it takes a shallow
+// copy as a plain record (the settings schema is walked at start only).
+const defOf = (s: Schema): Def => ({ ...s._zod.def });
 
 export interface Unwrapped {
   /** The schema with defaults, optionality, nullability and transforms taken off. */

@@ -4,7 +4,6 @@ import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import type { HostSettings } from '../settings/schema.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { Logger } from '../logging/logger.js';
-import type { AckRequest } from '../modules/contract.js';
 import { ProblemError } from '../http/problem.js';
 import { signAuthTicket, verifyAuthTicket } from './auth-cookie.js';
 import { computeSignExpiry } from './expiry.js';
@@ -13,16 +12,6 @@ import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } f
 export { computeSignExpiry } from './expiry.js';
 export { safeLocalReturnUrl } from './return-url.js';
 export type { SignInAccount, UserAccount } from './user-account.js';
-
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Request {
-      /** The signed-in user, from the verified authentication cookie only (never `{P}.Member`). */
-      ackUser?: UserAccount;
-    }
-  }
-}
 
 /** Cookie names of the sign-in set (DESIGN §5), `{P}` = `CookiePrefixName`. */
 export interface SignInCookieNames {
@@ -78,7 +67,7 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
     issue(req, res, input, via = 'sign-in') {
       const now = new Date();
       const expires = computeSignExpiry(app.UserSignExpire, now);
-      const clientIp = (req as unknown as AckRequest).ack?.clientIp ?? '';
+      const clientIp = req.ack?.clientIp ?? '';
       const user = toUserAccount(input, app.ApplicationID, now);
       const guid = crypto.randomUUID().replace(/-/g, '');
       const variable: Record<string, unknown> = { ClientIP: clientIp, InstallType: app.InstallType };
@@ -113,7 +102,7 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
           });
         }
       }
-      const secure = (req as unknown as AckRequest).ack?.protocol === 'https';
+      const secure = req.ack?.protocol === 'https';
       for (const [name, value, httpOnly] of values) {
         const options: CookieOptions = { expires, httpOnly, sameSite: 'lax', secure, path: '/' };
         res.cookie(name, value, options);
@@ -125,7 +114,7 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
       return user;
     },
     clear(req, res) {
-      const secure = (req as unknown as AckRequest).ack?.protocol === 'https';
+      const secure = req.ack?.protocol === 'https';
       for (const name of Object.values(names)) res.clearCookie(name, { path: '/', sameSite: 'lax', secure });
       req.ackUser = undefined;
     },

@@ -1,6 +1,13 @@
 import express from 'express';
 import type { AckModuleFactory, ModuleContributions } from '../modules/contract.js';
 
+declare module 'express-session' {
+  interface SessionData {
+    touched?: boolean;
+    count?: number;
+  }
+}
+
 /**
  * A module for tests of the pipeline: a public-phase answer at `/<id>-public`, a static-phase
  * answer at `/<id>-static`, and routes under `/<id>/api` (`touch` writes the session, `json` parses
@@ -11,14 +18,14 @@ export function probeModule(events: string[] = []): AckModuleFactory {
     events.push(`start:${ctx.id}`);
     const router = express.Router();
     router.get('/touch', (req, res) => {
-      const session = (req as unknown as { session?: Record<string, unknown> }).session;
+      // With sessions off (`IsSession` false) express-session never ran and there is none.
+      const session: typeof req.session | undefined = req.session;
       if (session) session.touched = true;
       res.json({ module: ctx.id, session: Boolean(session) });
     });
     router.get('/count', (req, res) => {
-      const session = (req as unknown as { session: Record<string, number> }).session;
-      session.count = (session.count ?? 0) + 1;
-      res.json({ count: session.count });
+      req.session.count = (req.session.count ?? 0) + 1;
+      res.json({ count: req.session.count });
     });
     router.post('/json', express.json({ limit: '1mb' }), (req, res) => res.json({ received: req.body }));
     router.get('/slow', (req, res) => {
@@ -28,7 +35,7 @@ export function probeModule(events: string[] = []): AckModuleFactory {
     router.get('/boom', () => {
       throw new Error('secret internal detail');
     });
-    router.get('/whoami', (req, res) => res.json({ clientIp: (req as unknown as { ack: { clientIp: string } }).ack.clientIp }));
+    router.get('/whoami', (req, res) => res.json({ clientIp: req.ack.clientIp }));
     const contributions: ModuleContributions = {
       public: [
         (req, res, next) => {

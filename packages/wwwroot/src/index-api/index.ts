@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { ProblemError, SettingsError, parseTimeSpanMs, timeSpan, type AckRequest } from '@ack/host';
+import { ProblemError, SettingsError, parseTimeSpanMs, timeSpan } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { jsonBody } from './json-body.js';
 import { createSqidsCodec, parseCount, parseFlag, queryText, sequentialIds, sha256Hex } from './helpers.js';
@@ -81,7 +81,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   const createId = (req: Request, res: Response, fromMinutesValue: unknown) => {
     const origin = callerOrigin(req.get('origin'), req.get('referer'));
     const fromMinutes = parseFromMinutes(fromMinutesValue);
-    const kept = ids.issue(origin, (req as unknown as AckRequest).ack.clientIp, fromMinutes);
+    const kept = ids.issue(origin, req.ack.clientIp, fromMinutes);
     res.json(kept);
   };
   router.get('/create-id', (req, res) => createId(req, res, queryText(req.query.fromMinutes, 'fromMinutes')));
@@ -105,7 +105,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
     res.cookie(antiforgeryCookie, token, {
       httpOnly: true,
       sameSite: 'strict',
-      secure: (req as unknown as AckRequest).ack.protocol === 'https',
+      secure: req.ack.protocol === 'https',
       path: '/',
       maxAge: ANTIFORGERY_MAX_AGE_MS,
     });

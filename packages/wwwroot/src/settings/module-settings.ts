@@ -86,7 +86,10 @@ export interface WwwrootSettings {
   raw: Record<string, unknown>;
 }
 
-export function parseWwwrootSettings(ctx: ModuleContext): WwwrootSettings {
+/** What the settings are read from: the part of the module context a tool (the CLI) can build too. */
+export type ModuleSettingsSource = Pick<ModuleContext, 'moduleJson' | 'settingsFile' | 'settings' | 'paths'>;
+
+export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings {
   const parsed = ModuleJsonSchema.safeParse(ctx.moduleJson);
   if (!parsed.success) throw new SettingsError(describeIssues(ctx.settingsFile, parsed.error.issues));
   const app = ctx.settings.AppSettings;

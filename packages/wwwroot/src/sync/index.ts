@@ -86,7 +86,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   router.use((req, res, next) => {
     const verdict = verifySyncToken(header(req, 'authorization'), runtime.settings.fileSyncTokens);
     if (verdict === 'ok') return next();
-    if (verdict !== 'missing_token') logger.warn(`sync request refused (${verdict}) from ${(req as unknown as { ack: { clientIp: string } }).ack.clientIp}`);
+    if (verdict !== 'missing_token') logger.warn(`sync request refused (${verdict}) from ${req.ack.clientIp}`);
     sendProblem(res, { status: 401, code: `sync.${verdict}`, detail: TOKEN_DETAIL[verdict], headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' } }, req.method);
   });
 

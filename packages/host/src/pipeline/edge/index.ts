@@ -10,6 +10,7 @@ import { createForwardedPolicy, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
 import { createCorsHandler } from './cors-policy.js';
+import { rawFromExpress } from '../express-adapter.js';
 
 /**
  * Phase 1 of the pipeline (DESIGN §3): one implementation of every edge behaviour, run for every
@@ -62,10 +63,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));
   if (app.UseResponseComression) {
-    const compress = compression();
-    handlers.push((req, res, next) => {
-      compress(req as never, res as never, next);
-    });
+    handlers.push(rawFromExpress(compression()));
   }
   if (app.UseHttpLogging) {
     const access = logger.child('http');

@@ -1,3 +1,5 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { SecuritySettings } from '../../settings/schema.js';
 
@@ -26,16 +28,20 @@ export function computeSecurityHeaders(security: SecuritySettings, enableCsp: bo
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   };
-  const headers: Array<[string, string]> = [];
-  const recorder = {
-    setHeader(name: string, value: string | number | readonly string[]) {
-      headers.push([name, Array.isArray(value) ? value.join(', ') : String(value)]);
-    },
-    removeHeader() {},
-    getHeader() { return undefined; },
-  };
-  // helmet answers synchronously and only writes headers: record them once.
-  helmet(options)({} as never, recorder as never, () => {});
+  // helmet answers synchronously and only writes headers: run it once on a response that is never
+  // sent and record what it set, with helmet's spelling of the names.
+  const probe = new HeaderRecorder(new IncomingMessage(new Socket()));
+  helmet(options)(probe.req, probe, () => {});
+  const headers = probe.recorded;
   if (enableCsp && csp) headers.push(['Content-Security-Policy', csp]);
   return headers;
+}
+
+class HeaderRecorder extends ServerResponse {
+  readonly recorded: Array<[string, string]> = [];
+
+  override setHeader(name: string, value: string | number | readonly string[]): this {
+    this.recorded.push([name, Array.isArray(value) ? value.join(', ') : String(value)]);
+    return super.setHeader(name, value);
+  }
 }

@@ -17,6 +17,7 @@ export type {
 export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';
 export { readJsonFile } from './settings/json-file.js';
+export { moduleDirectory, moduleJsonPath, readModuleJson } from './modules/module-json.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';
 export { redactSettings, redactSecretsInText, redactValue, isSecretKey, REDACTED } from './settings/redact.js';

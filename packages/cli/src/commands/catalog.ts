@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHostPaths, loadHostSettings, readJsonFile, SettingsError, type ModuleJson } from '@ack/host';
+import { createHostPaths, loadHostSettings, moduleJsonPath, readModuleJson, SettingsError } from '@ack/host';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { EXIT } from '../exit-codes.js';
 
@@ -29,14 +29,9 @@ export function checkCatalog(appDir: string, catalogOverride?: string): CatalogR
   let catalogFile: string | undefined;
   if (catalogOverride) catalogFile = path.resolve(catalogOverride);
   else {
-    const moduleFile = path.join(paths.resolve(settings.AppSettings.LoadModuleBasePath), 'wwwroot', 'module.json');
-    let moduleJson: ModuleJson = {};
-    try {
-      // Read as the host reads it (comments, trailing commas), so the check agrees with start-up.
-      moduleJson = readJsonFile(moduleFile).value as ModuleJson;
-    } catch (err) {
-      throw new SettingsError((err as Error).message);
-    }
+    const moduleFile = moduleJsonPath(settings, paths, 'wwwroot');
+    // Read as the host reads it at start (comments, trailing commas), so the check agrees with start-up.
+    const moduleJson = readModuleJson(moduleFile);
     catalogFile = parseWwwrootSettings({ moduleJson, settings, paths, settingsFile: moduleFile }).sharedFileConfigPath;
     if (!catalogFile) throw new SettingsError(`${moduleFile}: ModuleConfig:SharedFileConfigPath is empty, so the shared-file feature is off`);
   }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SettingsError } from '../settings/load.js';
-import { readJsonFile } from '../settings/json-file.js';
+import { moduleDirectory, moduleJsonPath, readModuleJson } from './module-json.js';
 import type { AckModuleFactory, HostServices, ModuleContributions, ModuleJson, ModuleRegistry } from './contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
@@ -34,7 +34,6 @@ export async function loadModules(
   /** Gives a module's lines a file of their own (`ModuleConfig:ModuleLogFilePath`). */
   addModuleLogFile?: (id: string, file: string) => void,
 ): Promise<{ loaded: LoadedModule[]; skipped: SkippedModule[] }> {
-  const base = paths.resolve(settings.AppSettings.LoadModuleBasePath);
   const loaded: LoadedModule[] = [];
   const skipped: SkippedModule[] = [];
   const seen = new Set<string>();
@@ -45,8 +44,8 @@ export async function loadModules(
       skipped.push({ id, reason: 'not a plain module name' });
       continue;
     }
-    const directory = path.join(base, id);
-    const settingsFile = path.join(directory, 'module.json');
+    const directory = moduleDirectory(settings, paths, id);
+    const settingsFile = moduleJsonPath(settings, paths, id);
     if (!isDirectory(directory)) {
       skipped.push({ id, reason: `no folder ${directory}` });
       continue;
@@ -55,15 +54,7 @@ export async function loadModules(
       skipped.push({ id, reason: `no module.json in ${directory}` });
       continue;
     }
-    let moduleJson: ModuleJson;
-    try {
-      // Read as appsettings.json is (comments, trailing commas, line:column in errors).
-      const parsed = readJsonFile(settingsFile).value;
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${settingsFile}: the top level must be an object`);
-      moduleJson = parsed as ModuleJson;
-    } catch (err) {
-      throw new SettingsError(`not valid module settings: ${(err as Error).message}`);
-    }
+    const moduleJson = readModuleJson(settingsFile);
     const factory = registry[id] ?? (await importEntryPoint(directory, settingsFile, moduleJson));
     if (!factory) {
       skipped.push({ id, reason: 'no implementation (not built in, and module.json has no EntryPoint)' });

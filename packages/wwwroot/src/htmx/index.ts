@@ -24,9 +24,7 @@ export function createHtmxRouter(runtime: WwwrootRuntime): Router {
   router.get('/htmx.min.js', assetHandler(fs.readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js')), 'text/javascript; charset=utf-8'));
   router.get('/contacts.css', assetHandler(Buffer.from(STYLESHEET), 'text/css; charset=utf-8'));
 
-  const configured = runtime.settings.raw.IsEnabledHtmxSample;
-  const enabled = typeof configured === 'boolean' ? configured : runtime.ctx.settings.AppSettings.RunningEnvironment === 'D';
-  if (!enabled) return router;
+  if (!runtime.settings.htmxSampleEnabled) return router;
 
   const store = createContactStore();
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });

@@ -1,25 +1,12 @@
 import crypto from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { z } from 'zod';
-import { ProblemError, SettingsError, parseTimeSpanMs, timeSpan } from '@ack/host';
+import { ProblemError } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { jsonBody } from './json-body.js';
 import { createSqidsCodec, parseCount, parseFlag, queryText, sequentialIds, sha256Hex } from './helpers.js';
 import { callerOrigin, createIdIssuer, parseFromMinutes } from './create-id.js';
 import { ANTIFORGERY_FORM_FIELD, ANTIFORGERY_HEADER, ANTIFORGERY_MAX_AGE_MS, checkAntiforgeryToken, issueAntiforgeryToken } from './antiforgery.js';
 import { buildTransactionRequest, executeTransaction, parseTransactionBody } from './transaction.js';
-
-/** Settings of this capability in `ModuleConfig` (docs/helper-apis.md). */
-const IndexApiSettingsSchema = z.looseObject({
-  CreateIDPolicy: z
-    .looseObject({
-      IsEnabled: z.boolean().default(false),
-      PermitLimit: z.number().int().positive().default(10),
-      WindowSeconds: z.number().int().positive().default(60),
-    })
-    .prefault({}),
-  BusinessServerTimeout: timeSpan.default('00:00:30'),
-});
 
 /**
  * `/wwwroot/api/index/*`: the screen helper APIs and the direct-transaction wrapper (DESIGN §5,
@@ -28,20 +15,14 @@ const IndexApiSettingsSchema = z.looseObject({
 export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   const { ctx, settings } = runtime;
   const app = ctx.settings.AppSettings;
-  const parsed = IndexApiSettingsSchema.safeParse(settings.raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new SettingsError(`${ctx.settingsFile}: ModuleConfig:${issue.path.join(':')}: ${issue.message}`);
-  }
-  const own = parsed.data;
-  const timeoutMs = Math.max(1, parseTimeSpanMs(own.BusinessServerTimeout));
+  const timeoutMs = settings.businessServerTimeoutMs;
   const sqids = createSqidsCodec(app.SqidsAlphabet, ctx.settingsFile);
-  const ids = createIdIssuer(app.WithOrigins, own.CreateIDPolicy);
+  const ids = createIdIssuer(app.WithOrigins, settings.createIdPolicy);
   const antiforgeryKey = ctx.host.keys.key('antiforgery');
   const antiforgeryCookie = `${app.CookiePrefixName}.XSRF-TOKEN`;
   // The derived default key (SystemID + RunningEnvironment + HostName) is guessable, so it never
   // opens the wrapper: key access needs ModuleConfig:AuthorizationKey set explicitly.
-  const keyConfigured = typeof settings.raw.AuthorizationKey === 'string' && settings.raw.AuthorizationKey.trim() !== '';
+  const keyConfigured = settings.authorizationKeyConfigured;
   const authorizationKey = Buffer.from(keyConfigured ? settings.authorizationKey : '', 'utf8');
   const log = ctx.logger;
   if (!keyConfigured) log.info('transaction wrapper: ModuleConfig:AuthorizationKey is not set, so only signed-in users may call it');

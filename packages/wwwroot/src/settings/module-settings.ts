@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SettingsError, type ModuleContext } from '@ack/host';
+import { SettingsError, parseTimeSpanMs, timeSpan, type ModuleContext } from '@ack/host';
 
 /**
  * `module.json` of the wwwroot module (spec 2.4, the original's shape: `ModuleID`, `Name`,
@@ -53,6 +53,21 @@ const ModuleConfigSchema = z.looseObject({
   ModuleLogFilePath: pathString(''),
   AuthorizationKey: z.string().default(''),
   DevAutoSignIn: DevAccountSchema.prefault({}),
+  // The index helper APIs (docs/helper-apis.md).
+  CreateIDPolicy: z
+    .looseObject({
+      IsEnabled: z.boolean().default(false),
+      PermitLimit: z.number().int().positive().default(10),
+      WindowSeconds: z.number().int().positive().default(60),
+    })
+    .prefault({}),
+  BusinessServerTimeout: timeSpan.default('00:00:30'),
+  // Lenient as they always were: a value that is not a positive number (or not a boolean) means "not set".
+  SyncRefreshTimeoutMs: z.unknown().transform((v) => {
+    const n = Number(v);
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+  }).optional(),
+  IsEnabledHtmxSample: z.unknown().transform((v) => (typeof v === 'boolean' ? v : undefined)).optional(),
 });
 
 const ModuleJsonSchema = z.looseObject({
@@ -63,6 +78,9 @@ const ModuleJsonSchema = z.looseObject({
 });
 
 export type DevAccountSetting = z.output<typeof DevAccountSchema>;
+
+/** How long sync waits for a module's refresh when `SyncRefreshTimeoutMs` is not set. */
+export const DEFAULT_REFRESH_TIMEOUT_MS = 10_000;
 
 export interface WwwrootSettings {
   moduleId: string;
@@ -81,9 +99,17 @@ export interface WwwrootSettings {
   moduleLogFilePath: string | undefined;
   /** Key a caller presents in the `AuthorizationKey` header (default SystemID + RunningEnvironment + HostName). */
   authorizationKey: string;
+  /** True when `AuthorizationKey` is set in module.json (not the guessable derived default). */
+  authorizationKeyConfigured: boolean;
   devAutoSignIn: DevAccountSetting;
-  /** The whole ModuleConfig, for settings read by one capability only. */
-  raw: Record<string, unknown>;
+  /** `CreateIDPolicy`: the create-id rate limit. */
+  createIdPolicy: { IsEnabled: boolean; PermitLimit: number; WindowSeconds: number };
+  /** `BusinessServerTimeout` in ms (at least 1). */
+  businessServerTimeoutMs: number;
+  /** `SyncRefreshTimeoutMs`, else `DEFAULT_REFRESH_TIMEOUT_MS`. */
+  syncRefreshTimeoutMs: number;
+  /** `IsEnabledHtmxSample`; when not set, true in the development environment (`RunningEnvironment` D) only. */
+  htmxSampleEnabled: boolean;
 }
 
 /** What the settings are read from: the part of the module context a tool (the CLI) can build too. */
@@ -107,8 +133,12 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     businessServerUrl: c.BusinessServerUrl || app.BusinessServerUrl,
     moduleLogFilePath: c.ModuleLogFilePath.trim() === '' ? undefined : ctx.paths.resolve(c.ModuleLogFilePath),
     authorizationKey: c.AuthorizationKey || `${app.SystemID}${app.RunningEnvironment}${app.HostName}`,
+    authorizationKeyConfigured: c.AuthorizationKey.trim() !== '',
     devAutoSignIn: c.DevAutoSignIn,
-    raw: c as Record<string, unknown>,
+    createIdPolicy: c.CreateIDPolicy,
+    businessServerTimeoutMs: Math.max(1, parseTimeSpanMs(c.BusinessServerTimeout)),
+    syncRefreshTimeoutMs: c.SyncRefreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS,
+    htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
   };
 }
 

@@ -22,7 +22,7 @@ import {
 import type { WwwrootRuntime } from '../runtime.js';
 import { verifySyncToken } from './basic-token.js';
 import { contractFolderOf } from './module-folders.js';
-import { DEFAULT_REFRESH_TIMEOUT_MS, refreshModule, type RefreshOutcome } from './refresh.js';
+import { refreshModule, type RefreshOutcome } from './refresh.js';
 
 const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `sync.${code}`, detail });
 
@@ -60,11 +60,6 @@ async function resolveTarget(runtime: WwwrootRuntime, get: (name: string) => str
     throw bad('invalid_path', "filePath is refused (symlink-escape): it must stay inside the module's contract folder.");
   }
   return { module, change, relative: resolved.relative, absolute: resolved.absolute };
-}
-
-function refreshTimeoutMs(runtime: WwwrootRuntime): number {
-  const configured = Number(runtime.settings.raw.SyncRefreshTimeoutMs);
-  return Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_REFRESH_TIMEOUT_MS;
 }
 
 const header = (req: express.Request, name: string) => {
@@ -117,7 +112,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
         const [existed] = await commitStaged([{ staged: placed, target: target.absolute }]).catch(folderRefused);
         stored = { bytes: placed.bytes, sha256: placed.sha256, existed: existed! };
       }
-      const refresh = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, refreshTimeoutMs(runtime));
+      const refresh = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, runtime.settings.syncRefreshTimeoutMs);
       logger.info(`${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`);
       res.json({ module: target.module, path: target.relative, change: target.change, ...stored, refresh: publicOutcome(refresh) });
     } catch (err) {
@@ -132,7 +127,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
       const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length));
       const byName = new Map([...query].map(([k, v]) => [k.toLowerCase(), v] as const).reverse());
       const target = await resolveTarget(runtime, (n) => byName.get(n));
-      const outcome = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, refreshTimeoutMs(runtime));
+      const outcome = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, runtime.settings.syncRefreshTimeoutMs);
       if (!outcome.ok) {
         return sendProblem(res, { status: 502, code: outcome.code ?? 'sync.refresh_failed', detail: outcome.detail, extensions: { module: target.module, upstreamStatus: outcome.status } }, req.method);
       }

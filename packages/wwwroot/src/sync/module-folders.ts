@@ -1,5 +1,5 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
+import { moduleJsonPath, readModuleJson } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 
 /**
@@ -11,16 +11,14 @@ import type { WwwrootRuntime } from '../runtime.js';
 export async function contractFolderOf(runtime: WwwrootRuntime, moduleName: string): Promise<string> {
   if (moduleName === 'wwwroot') return runtime.settings.contractBasePath;
   const { ctx } = runtime;
-  const moduleBase = ctx.paths.resolve(ctx.settings.AppSettings.LoadModuleBasePath);
-  const moduleJson = path.join(moduleBase, moduleName, 'module.json');
   let configured: string | undefined;
   try {
-    const parsed = JSON.parse((await fs.readFile(moduleJson, 'utf8')).replace(/^\uFEFF/, '')) as { ModuleConfig?: { ContractBasePath?: unknown } };
-    const value = parsed?.ModuleConfig?.ContractBasePath;
+    // Read as start-up reads it (comments, trailing commas).
+    const value = readModuleJson(moduleJsonPath(ctx.settings, ctx.paths, moduleName)).ModuleConfig?.ContractBasePath;
     const first = Array.isArray(value) ? value.find((v) => typeof v === 'string' && v.trim() !== '') : value;
     if (typeof first === 'string' && first.trim() !== '') configured = first;
   } catch {
-    // no module.json (or not JSON): the default folder
+    // no module.json (or not valid): the default folder
   }
   return configured ? ctx.paths.resolve(configured) : path.resolve(ctx.paths.entryBasePath, '..', 'contracts', moduleName);
 }

@@ -9,7 +9,6 @@ export const REFRESH_ROUTES: Readonly<Record<string, string>> = {
   function: 'function/api/execution/refresh',
 };
 
-export const DEFAULT_REFRESH_TIMEOUT_MS = 10_000;
 const MAX_RELAYED_BYTES = 64 * 1024;
 
 export interface RefreshRequest {

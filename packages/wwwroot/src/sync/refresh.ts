@@ -1,7 +1,7 @@
 import type { ChangeType } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 
-/** Refresh routes of the modules that have one (the original's, reference §6.3). */
+/** Refresh routes of the modules that have one, as the original host names them (docs/compatibility.md). */
 export const REFRESH_ROUTES: Readonly<Record<string, string>> = {
   transact: 'transact/api/transaction/refresh',
   dbclient: 'dbclient/api/query/refresh',
@@ -36,10 +36,12 @@ export interface RefreshOutcome {
 }
 
 /**
- * Tells the target module that a contract file changed (DESIGN §5 "Sync upload and refresh"). For
- * `wwwroot`, drops any cached copy of the file. For a module with a refresh route, calls it on this
- * host's own listening address (never an address a caller chose), forwarding `AuthorizationKey`,
- * with a time-out. Never throws: the outcome says what happened.
+ * Tells the target module that a contract file changed (docs/sync.md "Refresh"). For `wwwroot`,
+ * drops any cached copy of the file. A module loaded in this host is told in process, through its
+ * `refreshContract` hook (the module contract), within the time-out. Otherwise, for a module with
+ * the original's refresh route (a module that has no hook, or lives in another process behind this
+ * address), calls that route on this host's own listening address (never an address a caller
+ * chose), forwarding `AuthorizationKey`, with a time-out. Never throws: the outcome says what happened.
  */
 export async function refreshModule(runtime: WwwrootRuntime, request: RefreshRequest, timeoutMs: number): Promise<RefreshOutcome> {
   const change = { changeType: request.change, filePath: request.relative };
@@ -49,14 +51,18 @@ export async function refreshModule(runtime: WwwrootRuntime, request: RefreshReq
     await host.notifyContractChange('wwwroot', change).catch(() => false);
     return { ok: true, via: 'cache' };
   }
-  const route = REFRESH_ROUTES[request.module];
-  if (!route) {
-    try {
-      return { ok: true, via: (await host.notifyContractChange(request.module, change)) ? 'hook' : 'none' };
-    } catch (err) {
-      return { ok: false, via: 'hook', code: 'sync.refresh_failed', detail: `The module's refresh failed: ${(err as Error).message}` };
+  let hooked: boolean;
+  try {
+    hooked = await withinTime(host.notifyContractChange(request.module, change), timeoutMs);
+  } catch (err) {
+    if (err instanceof HookTimeoutError) {
+      return { ok: false, via: 'hook', code: 'sync.refresh_timeout', detail: `The ${request.module} refresh did not finish within ${timeoutMs} ms.` };
     }
+    return { ok: false, via: 'hook', code: 'sync.refresh_failed', detail: `The module's refresh failed: ${(err as Error).message}` };
   }
+  if (hooked) return { ok: true, via: 'hook' };
+  const route = REFRESH_ROUTES[request.module];
+  if (!route) return { ok: true, via: 'none' };
   const base = host.selfUrl();
   if (!base) return { ok: false, via: 'route', code: 'sync.refresh_failed', detail: 'The host is not listening yet.' };
   const url = `${base}/${route}?changeType=${encodeURIComponent(request.change)}&filePath=${encodeURIComponent(request.relative)}`;
@@ -93,4 +99,15 @@ export async function refreshModule(runtime: WwwrootRuntime, request: RefreshReq
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     return { ok: false, via: 'route', code: 'sync.refresh_failed', detail: `The ${request.module} refresh route could not be called${cause ? ` (${cause})` : ''}.` };
   }
+}
+
+class HookTimeoutError extends Error {}
+
+/** Settles as `work` does, or rejects with `HookTimeoutError` after `ms` (the hook keeps running). */
+function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HookTimeoutError()), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

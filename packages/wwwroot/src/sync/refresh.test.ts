@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import type { AckModuleFactory, ContractChange } from '@ack/host';
+import { testAppSettings, useTestHosts } from '@ack/host/test-support';
+import { wwwrootModule } from '../index.js';
+
+const TOKEN = 'refresh-token';
+const AUTH = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
+const hosts = useTestHosts();
+
+/**
+ * `transact` as a module of this host: it has both a refresh hook and the original's refresh route,
+ * and records which one it was told through.
+ */
+function transactModule(seen: { hook: ContractChange[]; route: string[] }, fail = false): AckModuleFactory {
+  return (ctx) => {
+    const router = ctx.host.createRouter();
+    router.get('/transaction/refresh', (req, res) => {
+      seen.route.push(String(req.query.filePath));
+      res.json(true);
+    });
+    return {
+      routes: [{ mount: '/transact/api', handler: router }],
+      refreshContract(change) {
+        seen.hook.push(change);
+        if (fail) throw new Error('contract cache is busy');
+      },
+    };
+  };
+}
+
+async function start(seen: { hook: ContractChange[]; route: string[] }, fail = false) {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot', 'transact'] } }), {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+    'modules/transact/module.json': { ModuleID: 'transact' },
+  });
+  const running = await hosts.start(home, { wwwroot: wwwrootModule, transact: transactModule(seen, fail) });
+  let requests = 0;
+  running.host.server.on('request', () => requests++);
+  return { url: running.url, requests: () => requests };
+}
+
+describe('sync refresh of a module loaded in this host', () => {
+  it('calls its refresh hook in process, with no request to its refresh route', async () => {
+    const seen = { hook: [] as ContractChange[], route: [] as string[] };
+    const { url, requests } = await start(seen);
+    const data = new FormData();
+    data.append('moduleName', 'transact');
+    data.append('changeType', 'Created');
+    data.append('filePath', 'HDS/ZZW/TST010.json');
+    data.append('file', new Blob(['{"a":1}']), 'TST010.json');
+    const res = await fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', body: data, headers: { Authorization: AUTH } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ module: 'transact', refresh: { ok: true, via: 'hook' } });
+    expect(seen.hook).toEqual([{ changeType: 'Created', filePath: 'HDS/ZZW/TST010.json' }]);
+
+    const refresh = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/ZZW/TST010.json`, { headers: { Authorization: AUTH } });
+    expect(refresh.status).toBe(200);
+    expect(await refresh.json()).toMatchObject({ module: 'transact', refresh: { ok: true, via: 'hook' } });
+    expect(seen.hook[1]).toEqual({ changeType: 'Changed', filePath: 'HDS/ZZW/TST010.json' });
+
+    // Only the two requests this test made reached the server: no loopback call.
+    expect(seen.route).toEqual([]);
+    expect(requests()).toBe(2);
+  });
+
+  it('answers 502 when the hook fails', async () => {
+    const seen = { hook: [] as ContractChange[], route: [] as string[] };
+    const { url } = await start(seen, true);
+    const refresh = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/a.json`, { headers: { Authorization: AUTH } });
+    expect(refresh.status).toBe(502);
+    expect(await refresh.json()).toMatchObject({ code: 'sync.refresh_failed', module: 'transact' });
+    expect(seen.hook).toHaveLength(1);
+    expect(seen.route).toEqual([]);
+  });
+});

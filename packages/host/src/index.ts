@@ -31,6 +31,7 @@ export { ProblemError, problemBody, sendProblem } from './http/problem.js';
 export type { Problem } from './http/problem.js';
 export { isApiRequest, sendNotFound } from './pipeline/errors.js';
 export type { Keyring } from './keys/keyring.js';
+export { safeEqual } from './keys/safe-equal.js';
 export { createSignInService, computeSignExpiry, safeLocalReturnUrl } from './sign-in/index.js';
 export type { SignInService, SignInCookieNames, SignInAccount, UserAccount } from './sign-in/index.js';
 export {

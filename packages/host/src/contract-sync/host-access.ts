@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { safeEqual } from '../keys/safe-equal.js';
 
 export type HostAccessVerdict = 'ok' | 'missing' | 'invalid' | 'not_configured';
 
@@ -8,12 +9,10 @@ export type HostAccessVerdict = 'ok' | 'missing' | 'invalid' | 'not_configured';
  */
 export const PLACEHOLDER_HOST_ACCESS_IDS: ReadonlySet<string> = new Set(['ACK_HOSTACCESSID', 'HANDSTACK_HOSTACCESSID']);
 
-const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
-
 /**
  * The `hostAccessID` rule (DESIGN §5 "Contract sync"): the presented header must equal
  * `AppSettings:HostAccessID` or the lowercase hex SHA-256 of it (what the original host's clients
- * send). Compared in constant time (equal-length digests); an empty or placeholder setting refuses
+ * send). Compared in constant time (`safeEqual`, both forms always); an empty or placeholder setting refuses
  * everyone.
  */
 export function checkHostAccessID(configured: string, presented: string | string[] | undefined): HostAccessVerdict {
@@ -21,8 +20,7 @@ export function checkHostAccessID(configured: string, presented: string | string
   if (expected === '' || PLACEHOLDER_HOST_ACCESS_IDS.has(expected)) return 'not_configured';
   const value = (Array.isArray(presented) ? presented[0] : presented)?.trim() ?? '';
   if (value === '') return 'missing';
-  const given = digest(value);
-  const plain = timingSafeEqual(given, digest(expected));
-  const hashed = timingSafeEqual(given, digest(createHash('sha256').update(expected, 'utf8').digest('hex')));
+  const plain = safeEqual(value, expected);
+  const hashed = safeEqual(value, createHash('sha256').update(expected, 'utf8').digest('hex'));
   return plain || hashed ? 'ok' : 'invalid';
 }

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { UserAccount } from './user-account.js';
+import { safeEqual } from '../keys/safe-equal.js';
 
 /**
  * The authentication cookie's value: `v1.<base64url JSON>.<base64url HMAC-SHA256>`. The payload
@@ -29,7 +30,7 @@ export function verifyAuthTicket(value: string | undefined, key: Buffer, nowMs: 
   if (parts.length !== 3 || parts[0] !== VERSION) return undefined;
   const expected = crypto.createHmac('sha256', key).update(`${VERSION}.${parts[1]}`).digest();
   const given = Buffer.from(parts[2]!, 'base64url');
-  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return undefined;
+  if (!safeEqual(given, expected)) return undefined;
   let ticket: unknown;
   try {
     ticket = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { safeEqual } from '@ack/host';
 
 /**
  * Double-submit anti-forgery token (DESIGN §5): the same token goes to the client as a cookie and
@@ -30,14 +31,10 @@ export function checkAntiforgeryToken(
 ): TokenFailure | undefined {
   if (!cookieToken) return 'missing_cookie';
   if (!submitted) return 'missing_token';
-  const a = Buffer.from(cookieToken);
-  const b = Buffer.from(submitted);
-  if (a.length !== b.length || !crypto.timingSafeEqual(a, b)) return 'mismatch';
+  if (!safeEqual(cookieToken, submitted)) return 'mismatch';
   const [payload, signature, extra] = submitted.split('.');
   if (!payload || !signature || extra !== undefined) return 'bad_signature';
-  const expected = Buffer.from(mac(key, payload, userId));
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) return 'bad_signature';
+  if (!safeEqual(signature, mac(key, payload, userId))) return 'bad_signature';
   const body = Buffer.from(payload, 'base64url');
   if (body.length !== 24) return 'bad_signature';
   const issued = Number(body.readBigUInt64BE(16));

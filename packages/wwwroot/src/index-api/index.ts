@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { ProblemError } from '@ack/host';
+import { ProblemError, safeEqual } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { jsonBody } from './json-body.js';
 import { createSqidsCodec, parseCount, parseFlag, queryText, sequentialIds, sha256Hex } from './helpers.js';
@@ -122,7 +122,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   router.post('/transaction', (req, _res, next) => {
     if (req.ackUser) return next();
     const presented = req.get('AuthorizationKey');
-    if (presented !== undefined && authorizationKey.length > 0 && constantTimeEqual(Buffer.from(presented, 'utf8'), authorizationKey)) return next();
+    if (presented !== undefined && authorizationKey.length > 0 && safeEqual(presented, authorizationKey)) return next();
     next(new ProblemError({
       status: 401,
       code: 'index.transaction_unauthorized',
@@ -149,9 +149,3 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   return router;
 }
 
-function constantTimeEqual(a: Buffer, b: Buffer): boolean {
-  // Compare digests so that neither the length nor the content leaks through timing.
-  const da = crypto.createHash('sha256').update(a).digest();
-  const db = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(da, db) && a.length === b.length;
-}

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { safeEqual } from '@ack/host';
 
 export type TokenVerdict = 'ok' | 'missing_token' | 'malformed_token' | 'invalid_token' | 'no_tokens_configured';
 
@@ -24,16 +24,13 @@ export function tokenFromAuthorization(header: string | undefined): string | und
   return token === '' ? undefined : token;
 }
 
-const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
-
 /** Checks the header against the configured tokens, in constant time (every token is compared). */
 export function verifySyncToken(header: string | undefined, tokens: readonly string[]): TokenVerdict {
   if (tokens.length === 0) return 'no_tokens_configured';
   if (header === undefined || header.trim() === '') return 'missing_token';
   const token = tokenFromAuthorization(header);
   if (token === undefined) return 'malformed_token';
-  const given = digest(token);
   let match = false;
-  for (const t of tokens) match = timingSafeEqual(given, digest(t)) || match;
+  for (const t of tokens) match = safeEqual(token, t) || match;
   return match ? 'ok' : 'invalid_token';
 }

@@ -1,2 +1,2 @@
-/** Exit codes (DESIGN §5 CLI): 0 done, 1 failed (server or network), 2 bad usage or input, 3 refused credentials. */
+/** Exit codes (docs/sync.md "The commands"): 0 done, 1 failed (server or network), 2 bad usage or input, 3 refused credentials. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3 } as const;

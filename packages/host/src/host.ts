@@ -51,7 +51,7 @@ export interface AckHost {
 }
 
 /**
- * Builds the host: settings, logging, modules and the request pipeline (DESIGN §3). Phases:
+ * Builds the host: settings, logging, modules and the request pipeline (docs/pipeline.md). Phases:
  * edge → public → [static, for GET/HEAD outside route prefixes] → Express (session, sign-in,
  * host and module routes) → not found → errors. Static requests are answered in front of Express's
  * router because they are most of a screen host's traffic; no route prefix is ever served by a

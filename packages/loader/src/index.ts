@@ -1,5 +1,5 @@
 /**
- * `@ack/loader`: joins the host's shared files (`/shared-files/manifest`, spec 4.6) to a screen's
+ * `@ack/loader`: joins the host's shared files (`/shared-files/manifest`, docs/loader.md) to a screen's
  * start-up. `joinSharedFiles` for a screen that has its own loader, `start` (or the
  * `data-ack-autoload` attribute of the IIFE bundle) for a plain page.
  */

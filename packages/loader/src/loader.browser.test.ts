@@ -4,8 +4,8 @@ import type { AckModuleFactory } from '@ack/host';
 import { launchChromium, observedPage, textAssetsOf, type ObservedPage } from './test-support/browser.js';
 import { closedPort, startLoaderHome } from './test-support/hosts.js';
 
-// The loader in a real browser against a real host whose catalog exercises every rule of spec
-// 4.6: all text asset types, several scripts and styles, a missing target (404), a duplicate
+// The loader in a real browser against a real host whose catalog exercises every rule of
+// docs/loader.md: all text asset types, several scripts and styles, a missing target (404), a duplicate
 // ID, `.CSS` in upper case, invalid JSON. A module loaded before wwwroot can take over the
 // manifest path to answer 500 or a body that is not JSON.
 

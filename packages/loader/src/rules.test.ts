@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { kindOf, textAssetId, textAssetType } from './rules.js';
 
-describe('text asset ID (spec 4.6 rule 1)', () => {
+describe('text asset ID (rule 1 of docs/loader.md)', () => {
   it('is the file name without its last extension', () => {
     expect(textAssetId('/shared/settings.json')).toBe('settings');
     expect(textAssetId('/notice.html')).toBe('notice');
@@ -38,7 +38,7 @@ describe('text asset ID (spec 4.6 rule 1)', () => {
   });
 });
 
-describe('extension table (spec 4.6)', () => {
+describe('extension table (docs/loader.md)', () => {
   it('sends .css to the style list and .js to the script list', () => {
     expect(kindOf('/shared/theme.css')).toBe('style');
     expect(kindOf('/shared/app-init.js')).toBe('script');

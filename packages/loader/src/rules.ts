@@ -1,12 +1,12 @@
 /**
- * The pure core of the loader (spec 4.6): which list a manifest entry joins, the type of a text
+ * The pure core of the loader (docs/loader.md): which list a manifest entry joins, the type of a text
  * asset, and its ID. No DOM, no network, so it is unit-tested in Node.
  */
 
 /** How a shared file joins screen start-up. */
 export type SharedFileKind = 'style' | 'script' | 'text';
 
-/** Text asset types by extension (spec 4.6 table); any other extension is `text/plain`. */
+/** Text asset types by extension (the table in docs/loader.md); any other extension is `text/plain`. */
 const TEXT_TYPES = new Map([
   ['html', 'text/html'],
   ['htm', 'text/html'],
@@ -39,7 +39,7 @@ export function kindOf(requestPath: string): SharedFileKind {
   return ext === 'css' ? 'style' : ext === 'js' ? 'script' : 'text';
 }
 
-/** The `type` of a text asset: the spec's table, `text/plain` otherwise. Case-sensitive, as rule 2. */
+/** The `type` of a text asset: the table in docs/loader.md, `text/plain` otherwise. Case-sensitive, as rule 2. */
 export function textAssetType(requestPath: string): string {
   return TEXT_TYPES.get(extensionOf(fileNameOf(requestPath))) ?? 'text/plain';
 }

@@ -12,7 +12,7 @@ export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
 
 /**
- * The `wwwroot` module (spec §1): shared files and the manifest in the public phase; sync,
+ * The `wwwroot` module (docs/architecture.md): shared files and the manifest in the public phase; sync,
  * dev sign-in, index helper and htmx APIs under `/wwwroot/api`; contract screens and the static
  * root in the static phase.
  */

@@ -16,7 +16,7 @@ export interface CatalogReport {
   sensitiveTargets: string[];
 }
 
-// Spec 5.3: only publishable assets may be registered. These names are never publishable.
+// Only publishable assets may be registered (docs/static-files.md). These names are never publishable.
 const SENSITIVE = [/(^|\/)appsettings[^/]*\.json$/i, /(^|\/)module\.json$/i, /\.(key|pem|pfx|p12)$/i, /(^|\/)\.env/i, /(^|\/)\.ack\//, /(^|\/)\.git\//, /(^|\/)shared_files\.json$/i];
 
 /**

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { EXIT } from '../exit-codes.js';
 
 /**
- * `ack init [DIR]`: lays out a new application home (DESIGN §2) that `ack serve --app-dir DIR/app`
+ * `ack init [DIR]`: lays out a new application home (docs/architecture.md) that `ack serve --app-dir DIR/app`
  * serves at once. Refuses a folder that already has files, so nothing of a user's is overwritten.
  */
 export function initHome(dir: string): string[] {

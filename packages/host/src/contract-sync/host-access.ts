@@ -10,7 +10,7 @@ export type HostAccessVerdict = 'ok' | 'missing' | 'invalid' | 'not_configured';
 export const PLACEHOLDER_HOST_ACCESS_IDS: ReadonlySet<string> = new Set(['ACK_HOSTACCESSID', 'HANDSTACK_HOSTACCESSID']);
 
 /**
- * The `hostAccessID` rule (DESIGN §5 "Contract sync"): the presented header must equal
+ * The `hostAccessID` rule (docs/sync.md, docs/compatibility.md): the presented header must equal
  * `AppSettings:HostAccessID` or the lowercase hex SHA-256 of it (what the original host's clients
  * send). Compared in constant time (`safeEqual`, both forms always); an empty or placeholder setting refuses
  * everyone.

@@ -48,7 +48,7 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
 }
 
 /**
- * `POST /contractsync` (spec 4.5, DESIGN §5 "Contract sync"): only when `UseContractSync` is true
+ * `POST /contractsync` (docs/sync.md): only when `UseContractSync` is true
  * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither.
  */
 export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, logger: Logger): ModuleRoutes[] {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { resolveContainedPath, type PathRejection } from '../paths/contained-path.js';
 
-/** The contract types of spec 4.5. */
+/** The contract types contract sync and sync upload accept (docs/sync.md). */
 export const CONTRACT_TYPES = ['dbclient', 'graphclient', 'function', 'transact', 'command', 'prompter', 'repository', 'wwwroot'] as const;
 export type ContractType = (typeof CONTRACT_TYPES)[number];
 
@@ -36,7 +36,7 @@ export type TargetsResult =
   | { ok: false; reason: PathRejection };
 
 /**
- * Targets under SERVICE_HOME (spec 4.5): `modules/<moduleID>/Contracts/<type>/<dest>` and
+ * Targets under SERVICE_HOME (docs/sync.md): `modules/<moduleID>/Contracts/<type>/<dest>` and
  * `contracts/<type>/<dest>`, or `modules/<moduleID>/wwwroot/<moduleID>/<dest>` for `wwwroot`.
  */
 export function contractSyncTargets(serviceHome: string, moduleID: string, contractType: ContractType, destFilePath: string): TargetsResult {

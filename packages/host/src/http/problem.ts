@@ -2,8 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 
 /**
- * RFC 9457 problem details (DESIGN §4): `type`, `title`, `status`, `detail`, plus `code`, a stable
- * machine name such as `sync.invalid_token`. The one way this project answers an API error.
+ * RFC 9457 problem details (docs/pipeline.md "Errors"): `type`, `title`, `status`, `detail`,
+ * plus `code`, a stable machine name such as `sync.invalid_token`. The one way this project
+ * answers an API error.
  */
 export interface Problem {
   status: number;

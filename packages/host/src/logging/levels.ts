@@ -17,7 +17,7 @@ export const TO_WINSTON: Record<LogLevelName, WinstonLevel> = {
 /**
  * The minimum level for a logger label: the override with the longest name that equals the label
  * or is a dotted prefix of it (`wwwroot` covers `wwwroot.sync`), else the default. Names ignore
- * case, as module ids do in this host. `Microsoft` and `System` (the spec's defaults) match no
+ * case, as module ids do in this host. `Microsoft` and `System` (the shipped defaults, from .NET) match no
  * label of this host and are harmless.
  */
 export function minimumLevelResolver(minimum: SerilogSettings['MinimumLevel']): (label: string | undefined) => number {

@@ -17,7 +17,7 @@ describe('ack serve logging', () => {
     if (!fs.existsSync(ACK_BIN)) throw new Error(`${ACK_BIN} is missing: run pnpm build first`);
     home = hosts.home({
       AppSettings: { LoadModules: [], UseHttpLogging: true },
-      // The spec's default sinks: console, and a file buffered for 5 s (flushed by shut-down).
+      // The default sinks (docs/logging.md): console, and a file buffered for 5 s (flushed by shut-down).
       Serilog: {
         WriteTo: [
           { Name: 'Console', Args: { outputTemplate: DEFAULT_OUTPUT_TEMPLATE } },

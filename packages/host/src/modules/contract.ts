@@ -8,7 +8,7 @@ import type { SignInService } from '../sign-in/index.js';
 import type { UserAccount } from '../sign-in/user-account.js';
 
 /**
- * The module contract (DESIGN §3). A module is a factory; the host calls it once at start with a
+ * The module contract (docs/modules.md). A module is a factory; the host calls it once at start with a
  * context and the module answers with what it adds to each pipeline phase. The host owns the
  * order of phases; modules own their handlers. Modules load in `LoadModules` order, and within a
  * phase their handlers run in that order.

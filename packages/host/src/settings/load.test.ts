@@ -27,7 +27,7 @@ function failure(content: object | string, env: NodeJS.ProcessEnv = {}): { error
 }
 
 describe('defaults when appsettings.json is {}', () => {
-  it('fills every section with the spec defaults', () => {
+  it('fills every section with the documented defaults', () => {
     const { settings, file } = load({});
     expect(file).toBe(`${home!.appDir}/appsettings.json`);
     const app = settings.AppSettings;

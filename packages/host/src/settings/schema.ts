@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
-// The shape of `appsettings.json` (spec 2.5) with the spec's defaults. One schema gives the types,
+// The shape of `appsettings.json` with the product's defaults (docs/configuration.md). One schema gives the types,
 // the defaults and the validation; docs/configuration.md describes every key. Keys the original
-// host reads but the spec does not list (UseContractSync, UseHttpLogging, StaticFileCacheMaxAge,
+// host reads beyond the product's documented set (UseContractSync, UseHttpLogging, StaticFileCacheMaxAge,
 // XFrameOptions, SqidsAlphabet, ...) are here too, with the original's defaults.
 //
 // Objects are not strict: unknown keys are kept (the original's files carry many keys this host

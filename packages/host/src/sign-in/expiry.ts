@@ -1,5 +1,5 @@
 /**
- * Sign-in expiry from `UserSignExpire` (DESIGN §5, reference §5.3): above 0, that many minutes
+ * Sign-in expiry from `UserSignExpire` (docs/dev-sign-in.md "Expiry"): above 0, that many minutes
  * from now; below 0, hour |N| (local time) of the next day; 0, one day from now. An hour above 23
  * cannot be a clock hour, so it falls back to one day, as the original's parse failure does.
  */

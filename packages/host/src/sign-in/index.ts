@@ -13,7 +13,7 @@ export { computeSignExpiry } from './expiry.js';
 export { safeLocalReturnUrl } from './return-url.js';
 export type { SignInAccount, UserAccount } from './user-account.js';
 
-/** Cookie names of the sign-in set (DESIGN §5), `{P}` = `CookiePrefixName`. */
+/** Cookie names of the sign-in set (docs/dev-sign-in.md), `{P}` = `CookiePrefixName`. */
 export interface SignInCookieNames {
   tokenId: string;
   expireTicks: string;

@@ -1,5 +1,5 @@
 /**
- * `returnUrl` after sign-in is followed only when it is a path on this host (DESIGN §5): it must
+ * `returnUrl` after sign-in is followed only when it is a path on this host (docs/dev-sign-in.md "returnUrl"): it must
  * start with one `/`, and neither it nor any percent-decoded form of it may start with `//` or
  * `/\` (which browsers read as another host), hold a backslash or a control character, or
  * resolve to another origin. Anything else, or nothing, gives `/`.

@@ -1,4 +1,4 @@
-/** The optional text fields of spec 2.3, in the entity's order. */
+/** The optional text fields of an account (docs/wire-formats.md), in the original entity's order. */
 export const PROFILE_FIELDS = [
   'UserNo', 'UserName', 'Email', 'Celluar', 'PositionName', 'DepartmentName',
   'CompanyName', 'BirthDate', 'Gender', 'Address', 'ExtendOption',
@@ -8,7 +8,7 @@ export const PROFILE_FIELDS = [
 export type UserProfile = Partial<Record<(typeof PROFILE_FIELDS)[number], string>>;
 
 /**
- * The signed-in user, shaped as the original host's `UserAccount` (reference §5.6, PascalCase
+ * The signed-in user, shaped as the original host's `UserAccount` (docs/dev-sign-in.md, PascalCase
  * names) so that screens reading `{P}.Member` keep working. Optional profile fields are omitted
  * when not set, as the original omits nulls.
  */
@@ -24,7 +24,7 @@ export interface UserAccount extends UserProfile {
   LoginedAt: string;
 }
 
-/** What a sign-in starts from: the account fields of spec 2.3 (`UserID` required). */
+/** What a sign-in starts from: the account fields (docs/wire-formats.md "Development account"; `UserID` required). */
 export interface SignInAccount extends UserProfile {
   UserID: string;
   Roles?: string[];
@@ -43,7 +43,7 @@ export function toUserAccount(input: SignInAccount, applicationID: string, now: 
   };
   for (const field of PROFILE_FIELDS) {
     const value = input[field];
-    // An empty string means "not set" (spec 2.3).
+    // An empty string means "not set", as the original treats it.
     if (typeof value === 'string' && value !== '') account[field] = value;
   }
   return account;

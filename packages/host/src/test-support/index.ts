@@ -6,7 +6,7 @@ import { createHost, type AckHost } from '../host.js';
 import type { ModuleRegistry } from '../modules/contract.js';
 
 /**
- * Test support: a throw-away application home (DESIGN §2 layout) and a host listening on a free
+ * Test support: a throw-away application home (the layout of docs/architecture.md) and a host listening on a free
  * loopback port, so that tests talk to a real socket.
  */
 export interface TestHome {

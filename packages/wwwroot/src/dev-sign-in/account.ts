@@ -1,10 +1,10 @@
 import type { SignInAccount } from '@ack/host';
 
 /**
- * Validation of a development account (spec 2.3, DESIGN §5): `UserID` a non-empty string,
+ * Validation of a development account (docs/wire-formats.md "Development account"): `UserID` a non-empty string,
  * `Roles` an array of strings, `BirthDate` a real `YYYY-MM-DD` date, `Gender` one letter, every
  * other listed field a string. An empty string (or null) means "not set". Lengths are bounded so
- * that the account fits in a cookie. Fields not in spec 2.3 are ignored.
+ * that the account fits in a cookie. Fields not in that list are ignored.
  */
 export interface FieldError {
   field: string;

@@ -5,7 +5,7 @@ import { jsonBody } from '../index-api/json-body.js';
 import { checkDevAccount, type FieldError } from './account.js';
 
 /**
- * `/wwwroot/api/dev-account/sign-in` (spec 4.3, DESIGN §5). Exists only when
+ * `/wwwroot/api/dev-account/sign-in` (docs/dev-sign-in.md). Exists only when
  * `AppSettings:IsEnabledDevAutoSignIn` is true and `RunningEnvironment` is `D`: otherwise the
  * router is empty and the path is an ordinary 404, indistinguishable from no route at all.
  */

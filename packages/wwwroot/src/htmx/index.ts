@@ -10,7 +10,7 @@ import {
 } from './render.js';
 
 /**
- * `/wwwroot/api/htmx/*` (DESIGN §5): the htmx sample. An in-memory contact list whose routes answer
+ * `/wwwroot/api/htmx/*` (docs/helper-apis.md): the htmx sample. An in-memory contact list whose routes answer
  * HTML fragments to htmx (`HX-Request: true`) and whole pages to everyone else, so that every URL
  * htmx pushes into the address bar also works on reload. `htmx.min.js` (npm `htmx.org`) is served
  * here too, so any application home can use it without a copy in its static root.

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { safeEqual } from '@ack/host';
 
 /**
- * Double-submit anti-forgery token (DESIGN §5): the same token goes to the client as a cookie and
+ * Double-submit anti-forgery token (docs/helper-apis.md): the same token goes to the client as a cookie and
  * in the response body; a later request sends it back in the `X-CSRF-TOKEN` header (or the
  * `__RequestVerificationToken` form field) and it must equal the cookie. The token is also
  * HMAC-signed with the host's `antiforgery` key and bound to the signed-in user (if any), so a

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { ProblemError } from '@ack/host';
 
 /**
- * `create-id`: a request id kept for `fromMinutes` (DESIGN §5). Ids are kept in memory, bounded
+ * `create-id`: a request id kept for `fromMinutes` (docs/helper-apis.md). Ids are kept in memory, bounded
  * (the oldest go first when full), and forgotten when they expire. Only callers whose `Origin`
  * (else `Referer`) is in `WithOrigins` get one; when `CreateIDPolicy.IsEnabled`, each client
  * address gets at most `PermitLimit` ids per `WindowSeconds` (fixed window), else 429.

@@ -9,8 +9,8 @@ import { ANTIFORGERY_FORM_FIELD, ANTIFORGERY_HEADER, ANTIFORGERY_MAX_AGE_MS, che
 import { buildTransactionRequest, executeTransaction, parseTransactionBody } from './transaction.js';
 
 /**
- * `/wwwroot/api/index/*`: the screen helper APIs and the direct-transaction wrapper (DESIGN §5,
- * docs/helper-apis.md). Answers are JSON except `GET /` (the module name as text).
+ * `/wwwroot/api/index/*`: the screen helper APIs and the direct-transaction wrapper
+ * (docs/helper-apis.md). Answers are JSON except `GET /` (the module name as text).
  */
 export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   const { ctx, settings } = runtime;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { ProblemError, type AppSettings } from '@ack/host';
 
 /**
- * The direct-transaction wrapper's core (DESIGN §5, reference §6): the request body the original's
+ * The direct-transaction wrapper's core (docs/helper-apis.md, docs/wire-formats.md): the request body the original's
  * transaction client sends to `BusinessServerUrl`, and the reading of its answer into
  * `{ FormData0: ..., GridData0: [...] }`. Failures become 502 problems carrying the upstream's
  * message.
@@ -63,7 +63,7 @@ export interface RequestContextInfo {
   now: Date;
 }
 
-/** The camelCase request body of reference §6.2. */
+/** The camelCase request body the original's transaction client sends (docs/wire-formats.md). */
 export function buildTransactionRequest(input: TransactionInput, app: AppSettings, info: RequestContextInfo): Record<string, unknown> {
   const env = app.RunningEnvironment;
   const requestID = `${input.programID}${input.businessID}${input.transactionID}${input.functionID}${env}${stamp(info.now)}${crypto.randomBytes(3).toString('hex').toUpperCase()}`;

@@ -3,7 +3,7 @@ import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 import { startWwwroot } from '../static/test-fixture.js';
 
-// module.json of the wwwroot module (spec 2.4): a host starts with it or refuses with an error
+// module.json of the wwwroot module (docs/wire-formats.md): a host starts with it or refuses with an error
 // that names the file and the key.
 
 const hosts = useTestHosts();

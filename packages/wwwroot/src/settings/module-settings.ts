@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SettingsError, parseTimeSpanMs, timeSpan, type ModuleContext } from '@ack/host';
 
 /**
- * `module.json` of the wwwroot module (spec 2.4, the original's shape: `ModuleID`, `Name`,
+ * `module.json` of the wwwroot module (docs/wire-formats.md "module.json"; the original's shape: `ModuleID`, `Name`,
  * `Version`, `ModuleConfig{...}`). Paths resolve from the entry base path with environment
  * variables expanded; an empty string means "not set" throughout, as in the original.
  */

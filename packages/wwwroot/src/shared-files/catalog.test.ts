@@ -4,7 +4,7 @@ import { buildCatalog } from './catalog.js';
 
 const resolve = (p: string) => path.resolve('/home/app', p);
 
-describe('buildCatalog (spec 2.1 rules)', () => {
+describe('buildCatalog (the catalog rules)', () => {
   it('keeps catalog order, skips empty fields, lets the first duplicate win, resolves from the entry base path', () => {
     const { catalog, notes } = buildCatalog(
       [

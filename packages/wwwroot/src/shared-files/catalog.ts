@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 
 /**
- * The shared-file catalog (spec 2.1): `{ "items": [{ "requestPath", "hostFilePath" }] }`, read once
+ * The shared-file catalog (docs/wire-formats.md): `{ "items": [{ "requestPath", "hostFilePath" }] }`, read once
  * at start. Pure apart from reading the file: the caller decides what to log.
  */
 export interface SharedFileItem {
@@ -27,7 +27,7 @@ export const MANIFEST_PATH = '/shared-files/manifest';
 
 /**
  * @param resolve resolves a configured path from the entry base path, expanding environment
- *   variables (`ctx.paths.resolve`) — never from the catalog's own folder (spec 2.1).
+ *   variables (`ctx.paths.resolve`) — never from the catalog's own folder (docs/static-files.md).
  */
 export function loadCatalog(file: string, resolve: (configured: string) => string): CatalogResult {
   let text: string;
@@ -51,7 +51,7 @@ export function loadCatalog(file: string, resolve: (configured: string) => strin
   return { ok: true, ...buildCatalog(items, resolve, file) };
 }
 
-/** Applies the rules of spec 2.1 to the raw items: empty fields skipped, the first duplicate wins. */
+/** Applies the catalog rules (docs/static-files.md "Shared files") to the raw items: empty fields skipped, the first duplicate wins. */
 export function buildCatalog(
   rawItems: readonly unknown[],
   resolve: (configured: string) => string,

@@ -10,7 +10,7 @@ export { loadCatalog, buildCatalog, MANIFEST_PATH } from './catalog.js';
 export type { SharedFileCatalog, SharedFileItem } from './catalog.js';
 
 /**
- * Shared-file catalog and manifest (spec 2.1, 2.2, 4.4): handlers of the public phase, so they run
+ * Shared-file catalog and manifest (docs/static-files.md "Shared files"): handlers of the public phase, so they run
  * before session and sign-in and never set a cookie. The catalog is read once at start; a missing
  * or invalid one logs a warning and leaves the feature off, the host up. Target files are looked
  * up per request (one stat), so new content shows at once and a missing target passes the request

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '@ack/host';
 import { rawRequest, startWwwroot, type WwwrootFixture } from '../static/test-fixture.js';
 
-// The shared-file catalog (spec 2.1), its manifest (2.2) and the endpoints of 4.4, over a real socket.
+// The shared-file catalog, its manifest and their endpoints (docs/static-files.md "Shared files"), over a real socket.
 
 const CATALOG = 'config/shared_files.json';
 const withCatalog = { SharedFileConfigPath: `../${CATALOG}` };

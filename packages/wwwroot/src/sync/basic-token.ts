@@ -3,7 +3,7 @@ import { safeEqual } from '@ack/host';
 export type TokenVerdict = 'ok' | 'missing_token' | 'malformed_token' | 'invalid_token' | 'no_tokens_configured';
 
 /**
- * The token a `Basic` Authorization header carries (DESIGN §5): the base64-decoded payload up to
+ * The token a `Basic` Authorization header carries (docs/sync.md "Credentials"): the base64-decoded payload up to
  * its first `:`, trimmed (clients send `base64("<token>:")`); a payload that is not base64 is
  * itself the token. Undefined when the header is not a usable Basic header.
  */

@@ -68,7 +68,7 @@ const header = (req: express.Request, name: string) => {
 };
 
 /**
- * `/wwwroot/api/sync/*` (spec 4.1, DESIGN §5): `POST upload` writes, replaces or deletes a contract
+ * `/wwwroot/api/sync/*` (docs/sync.md): `POST upload` writes, replaces or deletes a contract
  * file atomically and refreshes the module; `GET refresh` only refreshes. Both need a Basic token
  * listed in `FileSyncTokens`.
  */

@@ -3,7 +3,7 @@ import { moduleJsonPath, readModuleJson } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 
 /**
- * The contract folder a sync upload writes into (DESIGN §5): for `wwwroot` its `ContractBasePath`;
+ * The contract folder a sync upload writes into (docs/sync.md): for `wwwroot` its `ContractBasePath`;
  * for another module the first `ContractBasePath` in its `module.json`, else
  * `<EntryBasePath>/../contracts/<module>`. `module.json` is read on each call (it is small, and a
  * module folder may be added while the host runs).

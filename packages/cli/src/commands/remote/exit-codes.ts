@@ -1,6 +1,6 @@
 import { EXIT } from '../../exit-codes.js';
 
-/** The CLI's exit codes (`EXIT`, DESIGN §5 CLI), under the name these modules use. */
+/** The CLI's exit codes (`EXIT`, docs/sync.md "The commands"), under the name these modules use. */
 export const EXIT_CODES = EXIT;
 
 /** An error that ends the command with a one-line message and an exit code. */

@@ -1,4 +1,4 @@
-/** Retries with back-off on network errors, 429 and 5xx (DESIGN §5 CLI). */
+/** Retries with back-off on network errors, 429 and 5xx (docs/sync.md "The commands"). */
 export interface RetryPolicy {
   /** Retries after the first attempt. */
   retries: number;

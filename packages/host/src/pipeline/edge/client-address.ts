@@ -2,7 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 
 /**
- * Who the client is (DESIGN §3 phase 1). The socket address, unless the socket peer is a trusted
+ * Who the client is (docs/pipeline.md "Edge details"). The socket address, unless the socket peer is a trusted
  * proxy (`ForwardProxyIP`, plus this machine's own addresses when `UseSameIPProxy`) and
  * `UseForwardProxy` is on: then the right-most untrusted entry of `X-Forwarded-For`. An
  * `X-Forwarded-For` from anyone else is ignored, so the allow-list and logs cannot be spoofed.

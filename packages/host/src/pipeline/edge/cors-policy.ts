@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { AckRequest, RawHandler } from '../../modules/contract.js';
 
 /**
- * CORS (spec 5.5): origins in `WithOrigins` (a `*` in the host part matches sub-domains) get
+ * CORS (docs/pipeline.md "Edge details"): origins in `WithOrigins` (a `*` in the host part matches sub-domains) get
  * credentialed CORS; when `EnablePublicCorsPolicy`, any other origin gets public CORS (`*`, no
  * credentials). Request headers are reflected in preflights, so JSON bodies and custom headers such
  * as `AuthorizationKey` pass (the original's header list blocked them).

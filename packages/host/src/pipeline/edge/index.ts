@@ -13,7 +13,7 @@ import { createCorsHandler } from './cors-policy.js';
 import { rawFromExpress } from '../express-adapter.js';
 
 /**
- * Phase 1 of the pipeline (DESIGN §3): one implementation of every edge behaviour, run for every
+ * Phase 1 of the pipeline (docs/pipeline.md): one implementation of every edge behaviour, run for every
  * request whatever path answers it (lean static path or Express routes). Built once at start.
  */
 export interface Edge {

@@ -1,11 +1,3 @@
-/**
- * Cache policy of every file this module serves (DESIGN §5 "Static resources"): the screen
- * loader must never be cached, because it decides which version of everything else a screen
- * loads; other files get `public, max-age=N` when `StaticFileCacheMaxAge` is above 0, else
- * `no-cache` (a browser may keep the file but revalidates it by ETag on every use, so a changed
- * file shows at once; without any Cache-Control a browser would guess a freshness lifetime from
- * Last-Modified and could show a stale file).
- */
 export type HeaderPairs = ReadonlyArray<readonly [string, string]>;
 
 const LOADER_MARKERS = ['syn.loader.', 'ack.loader.'];
@@ -16,6 +8,14 @@ export function isLoaderFile(fileName: string): boolean {
   return LOADER_MARKERS.some((marker) => name.includes(marker));
 }
 
+/**
+ * Cache policy of every file this module serves (docs/static-files.md "Cache policy"): the screen
+ * loader must never be cached, because it decides which version of everything else a screen
+ * loads; other files get `public, max-age=N` when `StaticFileCacheMaxAge` is above 0, else
+ * `no-cache` (a browser may keep the file but revalidates it by ETag on every use, so a changed
+ * file shows at once; without any Cache-Control a browser would guess a freshness lifetime from
+ * Last-Modified and could show a stale file).
+ */
 export function cacheHeaders(fileName: string, maxAgeSeconds: number): HeaderPairs {
   if (isLoaderFile(fileName)) {
     return [

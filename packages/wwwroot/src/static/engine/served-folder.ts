@@ -4,12 +4,7 @@ import { resolveContainedPath } from '@ack/host';
 import type { DirectoryIndex } from './dir-index.js';
 import type { FileFacts, FileStore } from './file-store.js';
 
-/**
- * A folder served under a URL prefix (the static root under `/`, contract screens under
- * `/{ContractRequestPath}`): maps decoded URL segments to a file inside it, case-insensitively,
- * never outside it (lexically via `resolveContainedPath`, on disk via the real path, so a symlink
- * pointing out is not followed).
- */
+/** What a URL names in a served folder: a file (with the resolution to remember), a folder, or nothing. */
 export type FolderResult =
   | { kind: 'file'; facts: FileFacts; resolution: Resolution }
   | { kind: 'directory' }
@@ -24,6 +19,12 @@ export interface Resolution {
   folded: ReadonlyArray<readonly [string, number]> | undefined;
 }
 
+/**
+ * A folder served under a URL prefix (the static root under `/`, contract screens under
+ * `/{ContractRequestPath}`): maps decoded URL segments to a file inside it, case-insensitively,
+ * never outside it (lexically via `resolveContainedPath`, on disk via the real path, so a symlink
+ * pointing out is not followed).
+ */
 export interface ServedFolder {
   readonly root: string;
   /** Full walk: exact name first in each folder, else the case-insensitive choice. */

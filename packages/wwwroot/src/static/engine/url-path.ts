@@ -1,3 +1,8 @@
+/** The file-name segments a URL path names, or why it is refused (and with which status). */
+export type UrlPathResult =
+  | { ok: true; segments: string[]; trailingSlash: boolean }
+  | { ok: false; status: 400 | 404; reason: string };
+
 /**
  * Turns the raw (still percent-encoded) URL path of a request into the file-name segments it
  * names, refusing anything that could leave the folder it is served from. Pure: no disk access.
@@ -7,10 +12,6 @@
  * that is simply not found. Overlong UTF-8 (`%c0%ae`) is malformed and throws in
  * `decodeURIComponent`; the host edge already refuses it with 400, and so does this function.
  */
-export type UrlPathResult =
-  | { ok: true; segments: string[]; trailingSlash: boolean }
-  | { ok: false; status: 400 | 404; reason: string };
-
 export function decodeUrlPath(rawPath: string): UrlPathResult {
   if (rawPath.charCodeAt(0) !== 47 /* / */) return { ok: false, status: 400, reason: 'the path must start with /' };
   const parts = rawPath.split('/');

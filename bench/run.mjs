@@ -222,7 +222,10 @@ async function memoryRun(server, tree) {
       amount: chunk,
       requests: [{ setupRequest: (req) => ({ ...req, path: tree[next++ % tree.length] }) }],
     });
-    for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) (code === '200' ? (ok += count) : (other += count));
+    for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) {
+      if (code === '200') ok += count;
+      else other += count;
+    }
     samples.push({ requests: i * chunk, ...(await memoryOf(server)) });
   }
   return { samples, ok, other };

@@ -103,9 +103,13 @@ export async function joinSharedFiles(styles: string[], scripts: string[], optio
     }
     const url = base + path;
     const kind = kindOf(path);
-    if (kind === 'style') styles.push(url), result.styles.push(url);
-    else if (kind === 'script') scripts.push(url), result.scripts.push(url);
-    else {
+    if (kind === 'style') {
+      styles.push(url);
+      result.styles.push(url);
+    } else if (kind === 'script') {
+      scripts.push(url);
+      result.scripts.push(url);
+    } else {
       const id = textAssetId(path, options.idPrefix);
       const type = textAssetType(path);
       if (!id) problem('text asset skipped: its file name gives no ID', url, 'warn');

@@ -54,6 +54,11 @@ interface StagedInfo {
   staged: StagedFile;
 }
 
+/** The staged file multer kept on a file object (what `_handleFile` reported), if any. */
+function stagedOf(file: object): StagedFile | undefined {
+  return 'staged' in file ? (file.staged as StagedFile | undefined) : undefined;
+}
+
 function collectFields(body: unknown): Map<string, string> {
   const fields = new Map<string, string>();
   for (const [name, value] of Object.entries((body ?? {}) as Record<string, unknown>)) {
@@ -84,7 +89,7 @@ function stagingEngine(options: ReceiveUploadOptions, fileField: string): multer
       );
     },
     _removeFile(_req, file, cb) {
-      void discardStaged((file as unknown as StagedInfo).staged).then(() => cb(null));
+      void discardStaged(stagedOf(file)).then(() => cb(null));
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isTemporaryFileName } from './safe-write.js';
@@ -10,7 +11,7 @@ import { isTemporaryFileName } from './safe-write.js';
 export async function sweepTemporaryFiles(root: string, olderThanMs = 10 * 60_000, now = Date.now()): Promise<string[]> {
   const removed: string[] = [];
   const walk = async (dir: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
+    let entries: Dirent[];
     try {
       entries = await fs.readdir(dir, { withFileTypes: true });
     } catch {

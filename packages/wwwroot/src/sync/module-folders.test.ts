@@ -13,7 +13,8 @@ describe("sync reads another module's module.json as start-up does", () => {
     const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
       'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
       // Written by hand, as start-up accepts it: a comment and trailing commas.
-      'modules/command/module.json': '{\n  // where the command contracts live\n  "ModuleID": "command",\n  "ModuleConfig": { "ContractBasePath": ["../contracts/command-main",], },\n}\n',
+      'modules/command/module.json':
+        '{\n  // where the command contracts live\n  "ModuleID": "command",\n  "ModuleConfig": { "ContractBasePath": ["../contracts/command-main",], },\n}\n',
     });
     const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
     const data = new FormData();
@@ -21,9 +22,15 @@ describe("sync reads another module's module.json as start-up does", () => {
     data.append('changeType', 'Created');
     data.append('filePath', 'HDS/cmd.json');
     data.append('file', new Blob(['{"c":1}']), 'cmd.json');
-    const res = await fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', body: data, headers: { Authorization: AUTH } });
+    const res = await fetch(`${url}/wwwroot/api/sync/upload`, {
+      method: 'POST',
+      body: data,
+      headers: { Authorization: AUTH },
+    });
     expect(res.status).toBe(200);
-    expect(fs.readFileSync(path.join(home.home, 'contracts', 'command-main', 'HDS', 'cmd.json'), 'utf8')).toBe('{"c":1}');
+    expect(fs.readFileSync(path.join(home.home, 'contracts', 'command-main', 'HDS', 'cmd.json'), 'utf8')).toBe(
+      '{"c":1}',
+    );
     expect(fs.existsSync(path.join(home.home, 'contracts', 'command'))).toBe(false);
   });
 });

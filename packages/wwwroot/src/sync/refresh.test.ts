@@ -48,12 +48,19 @@ describe('sync refresh of a module loaded in this host', () => {
     data.append('changeType', 'Created');
     data.append('filePath', 'HDS/ZZW/TST010.json');
     data.append('file', new Blob(['{"a":1}']), 'TST010.json');
-    const res = await fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', body: data, headers: { Authorization: AUTH } });
+    const res = await fetch(`${url}/wwwroot/api/sync/upload`, {
+      method: 'POST',
+      body: data,
+      headers: { Authorization: AUTH },
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ module: 'transact', refresh: { ok: true, via: 'hook' } });
     expect(seen.hook).toEqual([{ changeType: 'Created', filePath: 'HDS/ZZW/TST010.json' }]);
 
-    const refresh = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/ZZW/TST010.json`, { headers: { Authorization: AUTH } });
+    const refresh = await fetch(
+      `${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/ZZW/TST010.json`,
+      { headers: { Authorization: AUTH } },
+    );
     expect(refresh.status).toBe(200);
     expect(await refresh.json()).toMatchObject({ module: 'transact', refresh: { ok: true, via: 'hook' } });
     expect(seen.hook[1]).toEqual({ changeType: 'Changed', filePath: 'HDS/ZZW/TST010.json' });
@@ -66,7 +73,10 @@ describe('sync refresh of a module loaded in this host', () => {
   it('answers 502 when the hook fails', async () => {
     const seen = { hook: [] as ContractChange[], route: [] as string[] };
     const { url } = await start(seen, true);
-    const refresh = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/a.json`, { headers: { Authorization: AUTH } });
+    const refresh = await fetch(
+      `${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/a.json`,
+      { headers: { Authorization: AUTH } },
+    );
     expect(refresh.status).toBe(502);
     expect(await refresh.json()).toMatchObject({ code: 'sync.refresh_failed', module: 'transact' });
     expect(seen.hook).toHaveLength(1);

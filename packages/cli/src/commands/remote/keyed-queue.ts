@@ -108,7 +108,10 @@ export function createKeyedQueue(options: KeyedQueueOptions): KeyedQueue {
     },
     close() {
       closed = true;
-      for (const s of keys.values()) if (s.timer) clearTimeout(s.timer), (s.timer = undefined);
+      for (const s of keys.values()) {
+        if (s.timer) clearTimeout(s.timer);
+        s.timer = undefined;
+      }
       ready.length = 0;
       checkIdle();
     },

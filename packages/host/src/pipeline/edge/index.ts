@@ -78,7 +78,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
 
   return {
     handlers,
-    begin(req, res) {
+    begin(req, _res) {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const { ip, protocol } = resolveClient(

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
+import { syncUpload } from './test-fixture.js';
 
 const TOKEN = 'folder-token';
-const AUTH = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
 const hosts = useTestHosts();
 
 describe("sync reads another module's module.json as start-up does", () => {
@@ -17,16 +17,12 @@ describe("sync reads another module's module.json as start-up does", () => {
         '{\n  // where the command contracts live\n  "ModuleID": "command",\n  "ModuleConfig": { "ContractBasePath": ["../contracts/command-main",], },\n}\n',
     });
     const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
-    const data = new FormData();
-    data.append('moduleName', 'command');
-    data.append('changeType', 'Created');
-    data.append('filePath', 'HDS/cmd.json');
-    data.append('file', new Blob(['{"c":1}']), 'cmd.json');
-    const res = await fetch(`${url}/wwwroot/api/sync/upload`, {
-      method: 'POST',
-      body: data,
-      headers: { Authorization: AUTH },
-    });
+    const res = await syncUpload(
+      url,
+      TOKEN,
+      { moduleName: 'command', changeType: 'Created', filePath: 'HDS/cmd.json' },
+      '{"c":1}',
+    );
     expect(res.status).toBe(200);
     expect(fs.readFileSync(path.join(home.home, 'contracts', 'command-main', 'HDS', 'cmd.json'), 'utf8')).toBe(
       '{"c":1}',

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { AckModuleFactory, ContractChange } from '@ack/host';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
+import { basicAuth, syncUpload } from './test-fixture.js';
 
 const TOKEN = 'refresh-token';
-const AUTH = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
+const AUTH = basicAuth(TOKEN);
 const hosts = useTestHosts();
 
 /**
@@ -43,16 +44,12 @@ describe('sync refresh of a module loaded in this host', () => {
   it('calls its refresh hook in process, with no request to its refresh route', async () => {
     const seen = { hook: [] as ContractChange[], route: [] as string[] };
     const { url, requests } = await start(seen);
-    const data = new FormData();
-    data.append('moduleName', 'transact');
-    data.append('changeType', 'Created');
-    data.append('filePath', 'HDS/ZZW/TST010.json');
-    data.append('file', new Blob(['{"a":1}']), 'TST010.json');
-    const res = await fetch(`${url}/wwwroot/api/sync/upload`, {
-      method: 'POST',
-      body: data,
-      headers: { Authorization: AUTH },
-    });
+    const res = await syncUpload(
+      url,
+      TOKEN,
+      { moduleName: 'transact', changeType: 'Created', filePath: 'HDS/ZZW/TST010.json' },
+      '{"a":1}',
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ module: 'transact', refresh: { ok: true, via: 'hook' } });
     expect(seen.hook).toEqual([{ changeType: 'Created', filePath: 'HDS/ZZW/TST010.json' }]);

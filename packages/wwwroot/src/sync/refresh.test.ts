@@ -12,7 +12,9 @@ const hosts = useTestHosts();
  * `transact` as a module of this host: it has both a refresh hook and the original's refresh route,
  * and records which one it was told through.
  */
-function transactModule(seen: { hook: ContractChange[]; route: string[] }, fail = false): AckModuleFactory {
+type HookBehaviour = 'ok' | 'fail' | 'hang';
+
+function transactModule(seen: { hook: ContractChange[]; route: string[] }, behaviour: HookBehaviour): AckModuleFactory {
   return (ctx) => {
     const router = ctx.host.createRouter();
     router.get('/transaction/refresh', (req, res) => {
@@ -23,18 +25,22 @@ function transactModule(seen: { hook: ContractChange[]; route: string[] }, fail 
       routes: [{ mount: '/transact/api', handler: router }],
       refreshContract(change) {
         seen.hook.push(change);
-        if (fail) throw new Error('contract cache is busy');
+        if (behaviour === 'fail') throw new Error('contract cache is busy');
+        if (behaviour === 'hang') return new Promise<void>(() => {});
       },
     };
   };
 }
 
-async function start(seen: { hook: ContractChange[]; route: string[] }, fail = false) {
+async function start(seen: { hook: ContractChange[]; route: string[] }, behaviour: HookBehaviour = 'ok') {
   const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot', 'transact'] } }), {
-    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+    'modules/wwwroot/module.json': {
+      ModuleID: 'wwwroot',
+      ModuleConfig: { FileSyncTokens: [TOKEN], SyncRefreshTimeoutMs: 500 },
+    },
     'modules/transact/module.json': { ModuleID: 'transact' },
   });
-  const running = await hosts.start(home, { wwwroot: wwwrootModule, transact: transactModule(seen, fail) });
+  const running = await hosts.start(home, { wwwroot: wwwrootModule, transact: transactModule(seen, behaviour) });
   let requests = 0;
   running.host.server.on('request', () => requests++);
   return { url: running.url, requests: () => requests };
@@ -69,7 +75,7 @@ describe('sync refresh of a module loaded in this host', () => {
 
   it('answers 502 when the hook fails', async () => {
     const seen = { hook: [] as ContractChange[], route: [] as string[] };
-    const { url } = await start(seen, true);
+    const { url } = await start(seen, 'fail');
     const refresh = await fetch(
       `${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/a.json`,
       { headers: { Authorization: AUTH } },
@@ -77,6 +83,18 @@ describe('sync refresh of a module loaded in this host', () => {
     expect(refresh.status).toBe(502);
     expect(await refresh.json()).toMatchObject({ code: 'sync.refresh_failed', module: 'transact' });
     expect(seen.hook).toHaveLength(1);
+    expect(seen.route).toEqual([]);
+  });
+
+  it('answers 502 when the hook does not finish within SyncRefreshTimeoutMs', async () => {
+    const seen = { hook: [] as ContractChange[], route: [] as string[] };
+    const { url } = await start(seen, 'hang');
+    const refresh = await fetch(
+      `${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/a.json`,
+      { headers: { Authorization: AUTH } },
+    );
+    expect(refresh.status).toBe(502);
+    expect(await refresh.json()).toMatchObject({ code: 'sync.refresh_timeout', module: 'transact' });
     expect(seen.route).toEqual([]);
   });
 });

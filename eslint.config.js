@@ -47,7 +47,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', '**/test-support/**'],
+    files: ['**/*.test.ts'],
     // Tests may reach into objects and JSON answers to observe behaviour.
     rules: { 'no-restricted-syntax': 'off', '@typescript-eslint/no-explicit-any': 'off' },
   },

@@ -115,6 +115,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const mountRoutes = (expressApp: Express): Express => {
     expressApp.disable('x-powered-by');
     expressApp.set('etag', false);
+    expressApp.set('trust proxy', (address: string) => edge.trustsProxy(address));
     if (sessionMiddleware) expressApp.use(sessionMiddleware);
     if (signIn) expressApp.use(signIn);
     for (const route of routes) expressApp.use(route.mount, route.handler);

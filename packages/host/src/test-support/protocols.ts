@@ -75,13 +75,17 @@ export function nodeHttp2Client(baseUrl: string): { send: Client; session: http2
   return { send, session, close };
 }
 
-/** `curl --http2` (curl built with nghttp2), one process per request; `--http1.1` with `http1`. */
-export function curlClient(baseUrl: string, options: { http1?: boolean; http2PriorKnowledge?: boolean } = {}): Client {
+/**
+ * `curl --http2` (curl built with nghttp2), one process per request; `--http1.1` with `http1`.
+ * `connectTo` (`host:port:address`, curl's --resolve) sends SNI for a name while connecting to an address.
+ */
+export function curlClient(baseUrl: string, options: { http1?: boolean; http2PriorKnowledge?: boolean; connectTo?: string } = {}): Client {
   return async (request) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-curl-'));
     try {
       const args = ['-sk', '--max-time', '30', options.http1 ? '--http1.1' : options.http2PriorKnowledge ? '--http2-prior-knowledge' : '--http2',
         '-X', request.method ?? 'GET', '-D', path.join(dir, 'head'), '-o', path.join(dir, 'body'), '-w', '%{http_version}'];
+      if (options.connectTo) args.push('--resolve', options.connectTo);
       for (const [name, value] of Object.entries(request.headers ?? {})) args.push('-H', `${name}: ${value}`);
       if (request.body !== undefined) {
         fs.writeFileSync(path.join(dir, 'data'), request.body);

@@ -193,7 +193,7 @@ describe('behind nginx (examples/edge/nginx.conf)', () => {
     conf = replace(conf, 'worker_processes auto;', `worker_processes 1;\npid ${dir}/nginx.pid;`);
     conf = replace(conf, 'http {', `http {\n    access_log off;\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n    fastcgi_temp_path ${dir}/fastcgi;\n    uwsgi_temp_path ${dir}/uwsgi;\n    scgi_temp_path ${dir}/scgi;`);
     fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
-    const nginx = startChild('nginx', ['-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;']);
+    const nginx = startChild(fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx', ['-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;']);
     await waitForEdge(port, nginx.child, () => nginx.output() + (fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : ''));
   });
 

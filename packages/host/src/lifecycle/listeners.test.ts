@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import http2 from 'node:http2';
+import https from 'node:https';
 import path from 'node:path';
 import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
@@ -83,6 +84,27 @@ describe('HTTPS listener (ServerDevCert*)', () => {
     expect(failed).toBeInstanceOf(SettingsError);
     expect((failed as Error).message).toMatch(/^AppSettings:ServerDevCertFilePath: no certificate configured/);
     expect(fs.existsSync(devCertificateFiles(prod.home).dir)).toBe(false);
+  });
+});
+
+describe('shut-down of a TLS port', () => {
+  it('closes idle HTTP/1.1 keep-alive and HTTP/2 connections at once, without waiting for the grace period', async () => {
+    const h = await start({ ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'dev.key' });
+    const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
+    const status = await new Promise<number>((resolve, reject) => {
+      https.get(`${h.tlsUrl}/probe-public`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      }).on('error', reject);
+    });
+    expect(status).toBe(200);
+    const idle = nodeHttp2Client(h.tlsUrl);
+    expect((await idle.send({ path: '/probe-public' })).status).toBe(200);
+    const sessionClosed = new Promise((resolve) => idle.session.once('close', resolve));
+    // A grace period longer than the test's time-out: only closing idle connections lets this finish.
+    await h.close({ graceMs: 120_000 });
+    await sessionClosed;
+    agent.destroy();
   });
 });
 

@@ -148,7 +148,6 @@ export class Listeners {
     const http2Options: http2.ServerOptions = {
       ...HTTP2_SERVER_CLASSES,
       settings: { maxConcurrentStreams: this.settings.Kestrel.Limits.Http2.MaxStreamsPerConnection },
-      maxSessionInvalidFrames: 100,
     };
     const tracker = new ConnectionTracker(parseTimeSpanMs(this.settings.Kestrel.Limits.KeepAliveTimeout));
     const dispatch = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import path from 'node:path';
-import express from 'express';
+import express, { type Express } from 'express';
 import type { AckRequest, ContractChange, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
@@ -16,9 +16,11 @@ import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionMiddleware } from './session/create-session.js';
 import { createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
-import { Listeners, type ListenOptions } from './lifecycle/listeners.js';
+import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecycle/listeners.js';
+import { adaptHttp2, createHttp2Express, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
+import { sendProblem } from './http/problem.js';
 
-export type { ListenOptions };
+export type { ListenOptions, ListeningEndpoint };
 
 export const HOST_VERSION = '0.1.0';
 
@@ -43,8 +45,10 @@ export interface AckHost {
   readonly server: http.Server;
   /** Base URL once listening, e.g. `http://127.0.0.1:8421`. */
   readonly url: string;
-  /** HTTPS base URL when a certificate is configured and its listener started, else empty. */
+  /** Base URL of the `ServerDevCert*` HTTPS listener (HTTP/2 and HTTP/1.1) once listening, else empty. */
   readonly tlsUrl: string;
+  /** Every listener but the plain `ServerPort` one: the HTTPS listener and `Kestrel:Endpoints`. */
+  readonly endpoints: readonly ListeningEndpoint[];
   listen(options?: ListenOptions): Promise<string>;
   /** Stops accepting, lets requests in flight finish (bounded), closes modules, flushes logs. */
   close(options?: { graceMs?: number }): Promise<void>;
@@ -104,21 +108,27 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     logger,
   });
 
-  const expressApp = express();
-  expressApp.disable('x-powered-by');
-  expressApp.set('etag', false);
+  // One Express application per protocol over the same middleware and routers: HTTP/2 requests
+  // need Express's methods on the HTTP/2 classes (pipeline/http2-adapter.ts, docs/protocols.md).
   const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
-  if (sessionMiddleware) expressApp.use(sessionMiddleware);
   const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
-  if (signIn) expressApp.use(signIn);
-  for (const route of routes) expressApp.use(route.mount, route.handler);
-  expressApp.use((req, res) => sendNotFound(req, res));
-  expressApp.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    respondError(err, req, res);
-  });
+  const mountRoutes = (expressApp: Express): Express => {
+    expressApp.disable('x-powered-by');
+    expressApp.set('etag', false);
+    expressApp.set('trust proxy', (address: string) => edge.trustsProxy(address));
+    if (sessionMiddleware) expressApp.use(sessionMiddleware);
+    if (signIn) expressApp.use(signIn);
+    for (const route of routes) expressApp.use(route.mount, route.handler);
+    expressApp.use((req, res) => sendNotFound(req, res));
+    expressApp.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      respondError(err, req, res);
+    });
+    return expressApp;
+  };
+  const http1App = mountRoutes(express());
+  const http2App = mountRoutes(createHttp2Express());
 
-  const onRequest = (request: http.IncomingMessage, res: http.ServerResponse) => {
-    const req = request as AckRequest;
+  const onRequest = (req: AckRequest, res: http.ServerResponse, expressApp: Express) => {
     const fail = (err: unknown) => respondError(err, req, res);
     const toRoutes = () => expressApp(req, res);
     const toStatic = () => {
@@ -137,7 +147,17 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     runHandlers(edge.handlers, req, res, toPublic, fail);
   };
 
-  const listeners = new Listeners(settings, paths, onRequest, logger);
+  const listeners = new Listeners(settings, paths, {
+    http1: (req, res) => onRequest(req as AckRequest, res, http1App),
+    http2: (request, response) => {
+      const { req, res } = adaptHttp2(http2App, request, response);
+      // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
+      if (headerListBytes(request.rawHeaders) > MAX_HEADER_BYTES) {
+        return sendProblem(res, { status: 431, code: 'request.headers_too_large', detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.` }, req.method);
+      }
+      onRequest(req, res, http2App);
+    },
+  }, logger);
 
   let closing: Promise<void> | undefined;
   const host: AckHost = {
@@ -154,11 +174,13 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     },
     async listen(listenOptions = {}) {
       selfUrl = await listeners.listen(listenOptions);
-      if (listeners.tlsUrl) logger.info(`HTTPS on ${listeners.tlsUrl}`);
       return selfUrl;
     },
     get tlsUrl() {
       return listeners.tlsUrl;
+    },
+    get endpoints() {
+      return listeners.endpoints;
     },
     close({ graceMs = 10_000 } = {}) {
       closing ??= (async () => {

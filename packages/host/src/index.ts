@@ -51,3 +51,5 @@ export { sweepTemporaryFiles } from './fs/sweep.js';
 export type { FormFields, ReceivedUpload, ReceiveUploadOptions } from './fs/receive-upload.js';
 export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } from './contract-sync/targets.js';
 export type { ChangeType, ContractType } from './contract-sync/targets.js';
+export { createDevCertificate, devCertificateFiles, hasDevCertificate } from './lifecycle/dev-cert.js';
+export type { ListeningEndpoint } from './lifecycle/listeners.js';

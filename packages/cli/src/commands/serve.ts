@@ -8,11 +8,14 @@ export interface ServeOptions {
   appDir?: string;
   port?: number;
   host?: string;
+  /** HTTPS (HTTP/2 and HTTP/1.1) on this port; without a configured certificate, the development one. */
+  httpsPort?: number;
 }
 
 /**
  * `ack serve`: start the host over an application home. Exit codes: 2 for settings that cannot be
- * used, 1 when the port is taken or start-up fails, 0 after a clean SIGINT/SIGTERM shut-down.
+ * used (certificates included), 1 when a port is taken or start-up fails, 0 after a clean
+ * SIGINT/SIGTERM shut-down.
  */
 export async function serve(options: ServeOptions): Promise<void> {
   const appDir = path.resolve(options.appDir ?? process.cwd());
@@ -25,11 +28,17 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   const port = options.port ?? host.settings.AppSettings.ServerPort;
   try {
-    await host.listen({ port, host: options.host });
+    await host.listen({ port, host: options.host, tlsPort: options.httpsPort });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const where = `${options.host ?? '*'}:${port}`;
-    const text = code === 'EADDRINUSE' ? `port ${port} is already in use (${where})` : code === 'EACCES' ? `no permission to listen on ${where}` : (err as Error).message;
+    if (err instanceof SettingsError) {
+      // A certificate that cannot be used is a settings error, like any other: exit 2.
+      process.stderr.write(`ack: ${err.message}\n`);
+      await host.close({ graceMs: 0 });
+      process.exit(2);
+    }
+    const { code, port: failedPort = port, address } = err as NodeJS.ErrnoException & { port?: number; address?: string };
+    const where = `${address ?? options.host ?? '*'}:${failedPort}`;
+    const text = code === 'EADDRINUSE' ? `port ${failedPort} is already in use (${where})` : code === 'EACCES' ? `no permission to listen on ${where}` : (err as Error).message;
     process.stderr.write(`ack: ${text}\n`);
     await host.close({ graceMs: 0 });
     process.exit(1);
@@ -64,5 +73,6 @@ export function registerServe(program: Command): void {
     .option('--app-dir <dir>', 'folder holding appsettings.json (the entry base path); default: the current folder')
     .option('--port <n>', 'port to listen on (default AppSettings:ServerPort, 8421)', parsePort)
     .option('--host <addr>', 'address to listen on (default: all interfaces)')
+    .option('--https-port <n>', 'also serve HTTPS (HTTP/2 and HTTP/1.1) on this port; with no certificate configured, the development certificate (ack dev-cert)', parsePort)
     .action(async (opts: ServeOptions) => serve(opts));
 }

@@ -1,102 +1,235 @@
-import fs from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type tls from 'node:tls';
 import type { HostSettings } from '../settings/schema.js';
+import { SettingsError } from '../settings/load.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
+import { AckHttp2Response, HTTP2_SERVER_CLASSES, MAX_HEADER_BYTES } from '../pipeline/http2-adapter.js';
+import { planDevCertEndpoint, planKestrelEndpoints, type EndpointPlan, type Protocols } from './endpoints.js';
+import { loadCertificate, watchCertificate, type LoadedCertificate } from './certificates.js';
+import { createDevCertificate, devCertificateFiles, hasDevCertificate } from './dev-cert.js';
 
-type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+/** The host's two entries into its one pipeline: HTTP/1.1 objects, and HTTP/2 compatibility objects. */
+export interface RequestHandlers {
+  http1(req: http.IncomingMessage, res: http.ServerResponse): void;
+  http2(req: http2.Http2ServerRequest, res: AckHttp2Response): void;
+}
 
 export interface ListenOptions {
   /** Default: `AppSettings:ServerPort` (8421). 0 picks a free port. */
   port?: number;
   /** Default: all interfaces. */
   host?: string;
-  /** Port of the HTTPS listener, when a certificate is configured. Default: `ServerDevCertSslPort` (8443). */
+  /**
+   * Port of the `ServerDevCert*` HTTPS listener (default `ServerDevCertSslPort`, 8443). That listener
+   * opens when `ServerDevCertFilePath` names a certificate, or when this is given: then, with no
+   * certificate configured, it uses the development certificate (`ack serve --https-port`).
+   */
   tlsPort?: number;
 }
 
+export interface ListeningEndpoint {
+  name: string;
+  url: string;
+  protocols: Protocols;
+}
+
+interface Opened {
+  server: NetServer;
+  close(graceMs: number): Promise<void>;
+  /** TLS servers: takes a renewed certificate for new connections. */
+  renew?(options: tls.SecureContextOptions): void;
+}
+
 /**
- * The host's listeners: plain HTTP on `ServerPort`, and HTTPS on `ServerDevCertSslPort` when
- * `ServerDevCertFilePath` names a certificate (a PFX with `ServerDevCertPassword`, as the original
- * host takes, or a PEM certificate with `ServerDevCertKeyFilePath`). Both share the one request
- * listener and the `Kestrel:Limits` time-outs. As in the original, an HTTPS listener that cannot
- * start (bad certificate, port taken) is logged and the host serves plain HTTP only.
+ * The host's listeners (docs/protocols.md): plain HTTP/1.1 on `ServerPort`; the original host's
+ * HTTPS listener on `ServerDevCertSslPort`; and each `Kestrel:Endpoints:<Name>`. A TLS listener
+ * answers HTTP/2 and HTTP/1.1 on one port (ALPN); a cleartext endpoint with `Protocols: Http2`
+ * answers h2c. Every certificate is loaded and checked before any port opens, so a bad one stops
+ * start-up (exit 2, naming the setting), and is reloaded when its file is replaced on disk.
  */
 export class Listeners {
   readonly server: http.Server;
-  tlsServer: https.Server | undefined;
   url = '';
   tlsUrl = '';
-  private readonly options: http.ServerOptions;
+  readonly endpoints: ListeningEndpoint[] = [];
+  private readonly http1Options: http.ServerOptions;
+  private readonly opened: Opened[] = [];
+  private readonly unwatch: (() => void)[] = [];
 
   constructor(
     private readonly settings: HostSettings,
     private readonly paths: HostPaths,
-    private readonly onRequest: RequestListener,
+    private readonly handlers: RequestHandlers,
     private readonly logger: Logger,
   ) {
     const limits = settings.Kestrel.Limits;
     const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
-    this.options = {
+    this.http1Options = {
       keepAliveTimeout: parseTimeSpanMs(limits.KeepAliveTimeout),
       headersTimeout,
       // How often Node looks for connections past their time-outs (default 30 s, too coarse).
       connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(headersTimeout / 2))),
       // Bounds a request whose body trickles in; large uploads on slow links still get 10 minutes.
       requestTimeout: 600_000,
+      maxHeaderSize: MAX_HEADER_BYTES,
     };
-    this.server = this.limit(http.createServer(this.options, onRequest));
+    this.server = this.limit(http.createServer(this.http1Options, (req, res) => handlers.http1(req, res)));
+    // Endpoint settings are checked at start-up, before anything listens.
+    planKestrelEndpoints(settings);
   }
 
   async listen(options: ListenOptions = {}): Promise<string> {
     const app = this.settings.AppSettings;
+    const plans = planKestrelEndpoints(this.settings);
+    const withHttps = app.ServerDevCertFilePath.trim() !== '' || options.tlsPort !== undefined;
+    if (withHttps) {
+      plans.unshift(planDevCertEndpoint(this.settings, options.tlsPort ?? app.ServerDevCertSslPort, options.host));
+    }
+    const certificates = plans.map((plan) => (plan.certificate ? this.certificateFor(plan) : undefined));
+
     this.url = await listenOn(this.server, options.port ?? app.ServerPort, options.host, 'http');
-    const tls = this.loadCertificate();
-    if (tls) {
-      const port = options.tlsPort ?? app.ServerDevCertSslPort;
-      try {
-        // A certificate that does not match its key or passphrase throws here.
-        const server = this.limit(https.createServer({ ...this.options, ...tls }, this.onRequest));
-        this.tlsUrl = await listenOn(server, port, options.host, 'https');
-        this.tlsServer = server;
-      } catch (err) {
-        this.logger.error(`HTTPS listener not started on port ${port}: ${(err as Error).message}; serving plain HTTP only`);
-      }
+    this.opened.push({ server: this.server, close: (graceMs) => closeHttp1(this.server, graceMs) });
+    for (const [i, plan] of plans.entries()) {
+      const url = await this.open(plan, certificates[i]);
+      this.endpoints.push({ name: plan.name, url, protocols: plan.protocols });
+      if (withHttps && i === 0) this.tlsUrl = url;
     }
     return this.url;
   }
 
-  /** Stops accepting; idle keep-alive connections close as they become idle; the rest are cut after `graceMs`. */
+  /** Stops accepting; idle connections close now, busy ones when their requests end; the rest are cut after `graceMs`. */
   async close(graceMs: number): Promise<void> {
-    await Promise.all([this.server, this.tlsServer].filter((s): s is http.Server => s !== undefined && s.listening).map((s) => closeGracefully(s, graceMs)));
+    for (const stop of this.unwatch.splice(0)) stop();
+    await Promise.all(this.opened.splice(0).filter((o) => o.server.listening).map((o) => o.close(graceMs)));
   }
 
-  private limit<S extends http.Server>(server: S): S {
+  private certificateFor(plan: EndpointPlan): LoadedCertificate {
+    const source = plan.certificate!;
+    if (source.kind === 'dev' && !hasDevCertificate(this.paths.serviceHome)) {
+      const dir = devCertificateFiles(this.paths.serviceHome).dir;
+      if (this.settings.AppSettings.RunningEnvironment !== 'D') {
+        throw new SettingsError(`${source.setting}: no certificate configured for the ${plan.name} endpoint, and no development certificate in ${dir} (one is made on first start only when RunningEnvironment is D; run ack dev-cert, or configure a certificate)`);
+      }
+      createDevCertificate(this.paths.serviceHome);
+      this.logger.info(`development certificate created in ${dir} (self-signed for localhost; docs/protocols.md)`);
+    }
+    return loadCertificate(source, this.paths);
+  }
+
+  private async open(plan: EndpointPlan, certificate: LoadedCertificate | undefined): Promise<string> {
+    const opened = this.createServer(plan, certificate);
+    const url = await listenOn(opened.server, plan.port, plan.host, plan.scheme);
+    this.opened.push(opened);
+    const { renew } = opened;
+    if (certificate && plan.certificate && renew) {
+      this.unwatch.push(watchCertificate(plan.certificate, certificate, this.paths, this.logger, renew));
+    }
+    const shown = plan.protocols === 'Http1AndHttp2' ? 'h2, http/1.1' : plan.protocols === 'Http2' ? (plan.scheme === 'https' ? 'h2' : 'h2c') : 'http/1.1';
+    this.logger.info(`endpoint ${plan.name} on ${url} (${shown})`);
+    return url;
+  }
+
+  private createServer(plan: EndpointPlan, certificate: LoadedCertificate | undefined): Opened {
+    const tlsOptions = certificate?.options ?? {};
+    if (plan.protocols === 'Http1') {
+      const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => this.handlers.http1(req, res);
+      if (plan.scheme === 'http') {
+        const server = this.limit(http.createServer(this.http1Options, onRequest));
+        return { server, close: (graceMs) => closeHttp1(server, graceMs) };
+      }
+      const server = this.limit(https.createServer({ ...this.http1Options, ...tlsOptions }, onRequest));
+      return { server, close: (graceMs) => closeHttp1(server, graceMs), renew: (next) => server.setSecureContext(next) };
+    }
+    const http2Options: http2.ServerOptions = {
+      ...HTTP2_SERVER_CLASSES,
+      settings: { maxConcurrentStreams: this.settings.Kestrel.Limits.Http2.MaxStreamsPerConnection },
+    };
+    const tracker = new ConnectionTracker(parseTimeSpanMs(this.settings.Kestrel.Limits.KeepAliveTimeout));
+    const dispatch = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+      if (req instanceof http2.Http2ServerRequest) {
+        if (res instanceof AckHttp2Response) this.handlers.http2(req, res);
+      } else if (res instanceof http.ServerResponse) {
+        tracker.request(req.socket, res);
+        this.handlers.http1(req, res);
+      }
+    };
+    const secure = plan.scheme === 'https' ? http2.createSecureServer({ ...http2Options, ...tlsOptions, allowHTTP1: plan.protocols === 'Http1AndHttp2' }, dispatch) : undefined;
+    const server = this.limit(secure ?? http2.createServer(http2Options, dispatch));
+    // HTTP/1.1 on the same TLS port runs Node's HTTP/1 server code, which reads these from the server.
+    Object.assign(server, {
+      keepAliveTimeout: this.http1Options.keepAliveTimeout,
+      headersTimeout: this.http1Options.headersTimeout,
+      requestTimeout: this.http1Options.requestTimeout,
+      connectionsCheckingInterval: this.http1Options.connectionsCheckingInterval,
+      maxHeaderSize: MAX_HEADER_BYTES,
+    });
+    tracker.attach(server);
+    return { server, close: (graceMs) => tracker.close(server, graceMs), renew: secure && ((next) => secure.setSecureContext(next)) };
+  }
+
+  private limit<S extends NetServer>(server: S): S {
     const max = this.settings.Kestrel.Limits.MaxConcurrentConnections;
     if (max !== null) server.maxConnections = max;
     return server;
   }
+}
 
-  private loadCertificate(): https.ServerOptions | undefined {
-    const app = this.settings.AppSettings;
-    if (app.ServerDevCertFilePath.trim() === '') return undefined;
-    const certFile = this.paths.resolve(app.ServerDevCertFilePath);
-    try {
-      if (app.ServerDevCertKeyFilePath.trim() !== '') {
-        return { cert: fs.readFileSync(certFile), key: fs.readFileSync(this.paths.resolve(app.ServerDevCertKeyFilePath)) };
-      }
-      return { pfx: fs.readFileSync(certFile), passphrase: app.ServerDevCertPassword };
-    } catch (err) {
-      this.logger.error(`HTTPS listener not started: cannot read the certificate (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-      return undefined;
-    }
+/**
+ * HTTP/2 sessions and HTTP/1.1 connections of an HTTP/2 server (Node's `closeIdleConnections` is
+ * only on `http.Server`): idle sessions close after the keep-alive time-out; at shut-down each
+ * session gets GOAWAY and ends when its streams do, idle HTTP/1.1 connections end now and busy ones
+ * after their response.
+ */
+class ConnectionTracker {
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private readonly busy = new Map<Socket, number>();
+  private closing = false;
+
+  constructor(private readonly idleMs: number) {}
+
+  attach(server: http2.Http2Server | http2.Http2SecureServer): void {
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      this.sessions.add(session);
+      session.once('close', () => this.sessions.delete(session));
+      session.setTimeout(this.idleMs, () => session.close());
+      if (this.closing) session.close();
+    });
+    server.on('secureConnection', (socket: tls.TLSSocket) => {
+      if (socket.alpnProtocol === 'h2') return;
+      this.busy.set(socket, 0);
+      socket.once('close', () => this.busy.delete(socket));
+    });
+  }
+
+  request(socket: Socket, res: http.ServerResponse): void {
+    this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (this.busy.get(socket) ?? 1) - 1;
+      this.busy.set(socket, left);
+      if (this.closing && left === 0) socket.end();
+    });
+  }
+
+  async close(server: NetServer, graceMs: number): Promise<void> {
+    this.closing = true;
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const session of this.sessions) session.close();
+    for (const [socket, count] of this.busy) if (count === 0) socket.end();
+    const timer = setTimeout(() => {
+      for (const session of this.sessions) session.destroy();
+      for (const socket of this.busy.keys()) socket.destroy();
+    }, graceMs);
+    await stopped;
+    clearTimeout(timer);
   }
 }
 
-function listenOn(server: http.Server, port: number, host: string | undefined, scheme: 'http' | 'https'): Promise<string> {
+function listenOn(server: NetServer, port: number, host: string | undefined, scheme: 'http' | 'https'): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
@@ -109,12 +242,12 @@ function listenOn(server: http.Server, port: number, host: string | undefined, s
   });
 }
 
-async function closeGracefully(server: http.Server, graceMs: number): Promise<void> {
+async function closeHttp1(server: http.Server, graceMs: number): Promise<void> {
   const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const sweep = setInterval(() => server.closeIdleConnections(), 50);
   const timer = setTimeout(() => server.closeAllConnections(), graceMs);
   await stopped;
-  clearInterval(sweep);
   clearTimeout(timer);
+  clearInterval(sweep);
 }

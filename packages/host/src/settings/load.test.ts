@@ -87,9 +87,11 @@ describe('defaults when appsettings.json is {}', () => {
     });
     expect(settings.Kestrel).toEqual({
       DisableStringReuse: true,
+      Endpoints: {},
       Limits: {
         MaxConcurrentConnections: null, MaxConcurrentUpgradedConnections: null, MaxRequestBodySize: 104857600,
         KeepAliveTimeout: '00:02:00', RequestHeadersTimeout: '00:00:30',
+        Http2: { MaxStreamsPerConnection: 100 },
       },
     });
   });
@@ -106,6 +108,15 @@ describe('defaults when appsettings.json is {}', () => {
     expect(settings.AppSettings.Security.ExposeSecretValues).toBe(true);
     expect(settings.Serilog.MinimumLevel).toBe('Debug');
     expect(settings.Kestrel.Limits.MaxRequestBodySize).toBe(10);
+  });
+
+  it('reads Kestrel:Endpoints in any case, and from environment variables as Kestrel does', () => {
+    home = hosts.home({ kestrel: { endpoints: { Secure: { url: 'https://*:8443', protocols: 'http1andhttp2', certificate: { path: 'a.pfx', password: 'p' } } } } });
+    const { settings } = loadHostSettings(home.appDir, { Kestrel__Endpoints__Proxied__Url: 'http://127.0.0.1:8480', Kestrel__Endpoints__Proxied__Protocols: 'Http2' });
+    expect(settings.Kestrel.Endpoints).toEqual({
+      Secure: { Url: 'https://*:8443', Protocols: 'Http1AndHttp2', Certificate: { Path: 'a.pfx', KeyPath: '', Password: 'p' } },
+      Proxied: { Url: 'http://127.0.0.1:8480', Protocols: 'Http2' },
+    });
   });
 });
 

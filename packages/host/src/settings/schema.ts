@@ -169,8 +169,29 @@ export const SerilogSchema = z.looseObject({
   ]),
 });
 
+/** Kestrel's protocol names; on an `http://` endpoint `Http2` is cleartext HTTP/2 (h2c, prior knowledge). */
+export const EndpointProtocols = z.enum(['Http1', 'Http2', 'Http1AndHttp2']);
+
+/**
+ * One of `Kestrel:Endpoints:<Name>`, in Kestrel's shape: `Url` (`http://` or `https://`, host, port)
+ * and, for https, `Certificate` as a PEM pair (`Path` + `KeyPath`) or a PFX (`Path` + `Password`).
+ * docs/protocols.md.
+ */
+export const EndpointSchema = z.looseObject({
+  Url: z.string(),
+  Protocols: EndpointProtocols.optional(),
+  Certificate: z
+    .looseObject({
+      Path: str(''),
+      KeyPath: str(''),
+      Password: str(''),
+    })
+    .optional(),
+});
+
 export const KestrelSchema = z.looseObject({
   DisableStringReuse: bool(true),
+  Endpoints: z.record(z.string(), EndpointSchema).default({}),
   Limits: z
     .looseObject({
       MaxConcurrentConnections: z.number().int().positive().nullable().default(null),
@@ -179,6 +200,12 @@ export const KestrelSchema = z.looseObject({
       KeepAliveTimeout: timeSpan.default('00:02:00'),
       /** Time allowed for a client to send the request headers (slow-client guard). */
       RequestHeadersTimeout: timeSpan.default('00:00:30'),
+      Http2: z
+        .looseObject({
+          /** Concurrent streams a client may open on one HTTP/2 connection (Kestrel's default). */
+          MaxStreamsPerConnection: z.number().int().positive().default(100),
+        })
+        .prefault({}),
     })
     .prefault({}),
 });
@@ -195,6 +222,7 @@ export type SecuritySettings = AppSettings['Security'];
 export type SessionStateSettings = AppSettings['SessionState'];
 export type SerilogSettings = HostSettings['Serilog'];
 export type KestrelSettings = HostSettings['Kestrel'];
+export type EndpointSettings = z.output<typeof EndpointSchema>;
 export type LogLevelName = z.output<typeof LogLevel>;
 export type SinkSettings = z.output<typeof SinkSchema>;
 export type RollingIntervalName = z.output<typeof RollingInterval>;

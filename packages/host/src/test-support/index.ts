@@ -92,3 +92,4 @@ export function useTestHosts() {
     },
   };
 }
+export * from './protocols.js';

@@ -4,8 +4,11 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 /** Debian's Chromium (`.ci/run` installs the `chromium` package when missing). */
 export const CHROMIUM = process.env.ACK_CHROMIUM ?? '/usr/bin/chromium';
 
-/** One headless Chromium per test file (launch in `beforeAll`, close in `afterAll`). */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * One headless Chromium per test file (launch in `beforeAll`, close in `afterAll`). `args` adds
+ * switches, e.g. `--ignore-certificate-errors` for a host with a self-signed certificate.
+ */
+export async function launchChromium(args: string[] = []): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (apt-get install chromium)`);
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -18,6 +21,7 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...args,
     ],
   });
 }

@@ -12,16 +12,17 @@ export const exampleHome = path.resolve(here, '../../../../examples/basic');
 /**
  * The real example host (`examples/basic`, as `pnpm start` serves it) on a free loopback port.
  * Builds the loader first, so `/lib/ack.loader.js` is the bundle of the sources under test.
+ * `env` overrides settings (`AppSettings__...`); `tlsPort` opens the HTTPS listener too.
  */
-export async function startExampleHost(): Promise<{ host: AckHost; url: string }> {
+export async function startExampleHost(options: { env?: NodeJS.ProcessEnv; tlsPort?: number } = {}): Promise<{ host: AckHost; url: string }> {
   await build();
   const host = await createHost({
     appDir: path.join(exampleHome, 'app'),
     modules: { wwwroot: wwwrootModule },
-    env: {},
+    env: { ...options.env },
     logging: { quiet: true },
   });
-  const url = await host.listen({ port: 0, host: '127.0.0.1' });
+  const url = await host.listen({ port: 0, host: '127.0.0.1', tlsPort: options.tlsPort });
   return { host, url };
 }
 

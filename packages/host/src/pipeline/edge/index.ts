@@ -6,7 +6,7 @@ import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
 import type { Logger } from '../../logging/logger.js';
 import { sendProblem } from '../../http/problem.js';
-import { createForwardedPolicy, resolveClient } from './client-address.js';
+import { createForwardedPolicy, normalizeIp, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
 import { createCorsHandler } from './cors-policy.js';
@@ -20,6 +20,11 @@ export interface Edge {
   /** Fills `req.ack`; must run first. */
   begin(req: AckRequest, res: ServerResponse): void;
   handlers: RawHandler[];
+  /**
+   * Whether a peer address is a trusted proxy: Express's `trust proxy`, so that `req.secure` and
+   * `req.ip` (read by express-session for `Secure` cookies) agree with `req.ack` behind the edge.
+   */
+  trustsProxy(address: string | undefined): boolean;
 }
 
 let sequence = 0;
@@ -78,6 +83,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
 
   return {
     handlers,
+    trustsProxy: (address) => forwarded.enabled && forwarded.trusted.has(normalizeIp(address)),
     begin(req, _res) {
       const url = req.url ?? '/';
       const q = url.indexOf('?');

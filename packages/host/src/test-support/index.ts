@@ -92,3 +92,5 @@ export function useTestHosts() {
     },
   };
 }
+
+export { mountTinyFilesystem } from './tiny-fs.js';

@@ -113,6 +113,15 @@ describe('sync credentials', () => {
     }
   });
 
+  it('accepts the matching token first, in the middle or last of FileSyncTokens', async () => {
+    const tokens = ['first-token', 'middle-token', 'last-token'];
+    const { url } = await start({ tokens });
+    for (const token of tokens) {
+      const res = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/page.html`, { headers: { Authorization: basic(token) } });
+      expect(res.status, token).toBe(200);
+    }
+  });
+
   it('refuses everyone when no tokens are configured', async () => {
     const { url } = await start({ tokens: [] });
     const res = await upload(url, { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' }, 'x');

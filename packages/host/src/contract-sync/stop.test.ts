@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { testAppSettings, useTestHosts } from '../test-support/index.js';
+import { testAppSettings, useTestHosts, waitFor } from '../test-support/index.js';
 import { isTemporaryFileName } from '../fs/safe-write.js';
 
 const KEY = 'team-host-key';
@@ -12,13 +12,6 @@ const hosts = useTestHosts();
 const part = (boundary: string, name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
 const filePart = (boundary: string) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="old.json"\r\nContent-Type: application/octet-stream\r\n\r\n`;
 
-async function waitFor(condition: () => boolean, limitMs = 10_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('stopping the host during a large upload', () => {
   for (const fileFirst of [false, true]) {

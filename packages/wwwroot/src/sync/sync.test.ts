@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isTemporaryFileName, type AckModuleFactory } from '@ack/host';
-import { testAppSettings, useTestHosts, type TestHome, type TestHost } from '@ack/host/test-support';
+import { testAppSettings, useTestHosts, waitFor, type TestHome, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 
 const TOKENS = ['team-token-1', 'other token'];
@@ -359,13 +359,6 @@ describe('sync refresh of other modules', () => {
   });
 });
 
-async function waitFor(condition: () => boolean, limitMs = 10_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('sync upload paths the file system refuses', () => {
   it('answers 400 for a name too long and 409 when a file stands where the path needs a folder, writing nothing', async () => {

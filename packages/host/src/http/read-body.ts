@@ -167,7 +167,7 @@ export function createBodyReaders(maxBodyBytes: number | null): BodyReaders {
         readInto(req, res, limit, parseJsonBody).then(() => next(), next);
       };
     },
-    form(limit = 16 * 1024, parameterLimit = 100) {
+    form(limit = 16 * 1024, parameterLimit = 1000) {
       return (req, res, next) => {
         if (!req.is('application/x-www-form-urlencoded') || !hasBody(req)) return next();
         readInto(req, res, limit, (text) => {

@@ -19,6 +19,8 @@ import { createContractSyncRoutes } from './contract-sync/index.js';
 import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecycle/listeners.js';
 import { adaptHttp2, createHttp2Express, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
 import { sendProblem } from './http/problem.js';
+import { UploadFlow } from './fs/upload-flow.js';
+import { createBodyReaders } from './http/read-body.js';
 
 export type { ListenOptions, ListeningEndpoint };
 
@@ -73,12 +75,24 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
+  // Every upload flow, so that a stop can abort the uploads in flight and remove their staged files.
+  const uploadFlows: UploadFlow[] = [];
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
     signIn: createSignInService(settings, keys, logger.child('sign-in')),
+    bodies: createBodyReaders(settings.Kestrel.Limits.MaxRequestBodySize),
+    createUploadFlow(flowOptions) {
+      const flow = new UploadFlow({
+        ...flowOptions,
+        maxBodyBytes: settings.Kestrel.Limits.MaxRequestBodySize,
+        stagingDir: path.join(paths.serviceHome, '.ack', 'uploads'),
+      });
+      uploadFlows.push(flow);
+      return flow;
+    },
     async notifyContractChange(moduleId: string, change: ContractChange) {
       const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
       if (!target?.contributions.refreshContract) return false;
@@ -94,7 +108,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
   const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
   const routes: ModuleRoutes[] = [
-    ...createContractSyncRoutes(settings, paths, logger.child('contractsync')),
+    ...createContractSyncRoutes(settings, paths, services, logger.child('contractsync')),
     ...loaded.flatMap((m) => m.contributions.routes ?? []),
   ];
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
@@ -184,6 +198,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     },
     close({ graceMs = 10_000 } = {}) {
       closing ??= (async () => {
+        // Uploads in flight are refused (503) and their staged files removed before anything else.
+        await Promise.all(uploadFlows.map((flow) => flow.close()));
         await listeners.close(graceMs);
         for (const m of [...loaded].reverse()) {
           try {

@@ -34,21 +34,13 @@ export type { Keyring } from './keys/keyring.js';
 export { safeEqual } from './keys/safe-equal.js';
 export { createSignInService, computeSignExpiry, safeLocalReturnUrl } from './sign-in/index.js';
 export type { SignInService, SignInCookieNames, SignInAccount, UserAccount } from './sign-in/index.js';
-export {
-  FileTooLargeError,
-  commitStaged,
-  discardStaged,
-  isTemporaryFileName,
-  moveStaged,
-  removeFilesTogether,
-  stageCopy,
-  stageStream,
-  writeFileAtomic,
-} from './fs/safe-write.js';
-export type { StagedFile, StagedTarget, StageOptions } from './fs/safe-write.js';
-export { ClientGoneError, placeUpload, receiveUpload } from './fs/receive-upload.js';
-export { sweepTemporaryFiles } from './fs/sweep.js';
-export type { FormFields, ReceivedUpload, ReceiveUploadOptions } from './fs/receive-upload.js';
+export { FileTooLargeError, isTemporaryFileName, writeFileAtomic } from './fs/safe-write.js';
+export type { StagedFile, StageOptions } from './fs/safe-write.js';
+export type { UploadFlow } from './fs/upload-flow.js';
+export type { UploadChange, UploadFlowOptions, UploadHandling, UploadOutcome, UploadPlan } from './fs/upload-flow.js';
+export type { FormFields } from './fs/receive-upload.js';
+export { bodyTooLarge, createBodyReaders, parseJsonBody, readBody } from './http/read-body.js';
+export type { BodyReaders, ReadBodyOptions } from './http/read-body.js';
 export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } from './contract-sync/targets.js';
 export type { ChangeType, ContractType } from './contract-sync/targets.js';
 export { createDevCertificate, devCertificateFiles, hasDevCertificate } from './lifecycle/dev-cert.js';

@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isTemporaryFileName } from '@ack/host';
 import { useTestHosts, type TestHome } from '@ack/host/test-support';
 import { runAck, startAckServe } from '../test-support/spawn-ack.js';
 
@@ -33,6 +37,37 @@ describe('ack serve', () => {
     expect(served.output()).toMatch(/SIGTERM: stopping/);
     expect(served.output()).toMatch(/slow module closed/);
     await expect(fetch(`${served.url}/slow/api?ms=1`)).rejects.toThrow();
+  });
+
+  it('on SIGTERM during a large upload, removes its staged file, keeps the old one and exits 0', async () => {
+    home = hosts.home({ AppSettings: { LoadModules: [], UseContractSync: true, HostAccessID: 'team-key', Security: { MaxContractSyncFileBytes: 50_000_000 } }, Serilog: consoleOnly }, {
+      'modules/HDS/Contracts/transact/HDS/old.json': 'old module copy',
+      'contracts/transact/HDS/old.json': 'old shared copy',
+    });
+    const temps = () => (fs.readdirSync(home!.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => isTemporaryFileName(path.basename(f)));
+    const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
+    const boundary = 'sigtermboundary';
+    const fields = Object.entries({ moduleID: 'HDS', contractType: 'transact', destFilePath: 'HDS/old.json', changeType: 'Changed' })
+      .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('');
+    const socket = net.connect(Number(new URL(served.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise((r) => socket.once('connect', r));
+    // Announces 25 MB, sends 2 MB, then stalls: a large upload in flight.
+    socket.write(
+      `POST /contractsync HTTP/1.1\r\nHost: x\r\nhostAccessID: ${createHash('sha256').update('team-key').digest('hex')}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 25000000\r\n\r\n${fields}` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="old.json"\r\n\r\n`,
+    );
+    socket.write(Buffer.alloc(2_000_000, 0x7a));
+    const until = Date.now() + 10_000;
+    while (temps().length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(temps()).toHaveLength(1);
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+    socket.destroy();
+    expect(temps()).toEqual([]);
+    expect(fs.readFileSync(path.join(home.home, 'modules/HDS/Contracts/transact/HDS/old.json'), 'utf8')).toBe('old module copy');
+    expect(fs.readFileSync(path.join(home.home, 'contracts/transact/HDS/old.json'), 'utf8')).toBe('old shared copy');
   });
 
   it('logs version, entry base path, URL and modules loaded and skipped at start', async () => {

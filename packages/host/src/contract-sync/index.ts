@@ -1,15 +1,14 @@
 import path from 'node:path';
 import express from 'express';
-import type { ModuleRoutes } from '../modules/contract.js';
+import type { HostServices, ModuleRoutes } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
 import { checkNoSymlinkEscape } from '../paths/contained-path.js';
 import { ProblemError, sendProblem } from '../http/problem.js';
-import { ClientGoneError, placeUpload, receiveUpload, type FormFields } from '../fs/receive-upload.js';
-import { commitStaged, discardStaged, removeFilesTogether, stageCopy, type StagedFile } from '../fs/safe-write.js';
+import type { FormFields } from '../fs/receive-upload.js';
+import type { UploadFlow } from '../fs/upload-flow.js';
 import { checkHostAccessID } from './host-access.js';
-import { sweepTemporaryFiles } from '../fs/sweep.js';
 import fs from 'node:fs/promises';
 import { contractSyncTargets, isPlainModuleID, parseChangeType, parseContractType, type ContractSyncTarget } from './targets.js';
 
@@ -51,18 +50,22 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
  * `POST /contractsync` (docs/sync.md): only when `UseContractSync` is true
  * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither.
  */
-export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, logger: Logger): ModuleRoutes[] {
+export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, services: HostServices, logger: Logger): ModuleRoutes[] {
   const app = settings.AppSettings;
   if (!app.UseContractSync) return [];
-  const maxBytes = app.Security.MaxContractSyncFileBytes;
   const serviceHome = paths.serviceHome;
   const router = express.Router();
-  void sweepTargets(serviceHome, logger);
+  const flow = services.createUploadFlow({
+    codePrefix: 'contractsync',
+    maxFileBytes: app.Security.MaxContractSyncFileBytes,
+    notAFileDetail: 'The destination is a folder, not a file.',
+  });
+  void sweepTargets(flow, serviceHome, logger);
   if (checkHostAccessID(app.HostAccessID, undefined) === 'not_configured') {
     logger.warn('UseContractSync is on but AppSettings:HostAccessID is empty or the shipped placeholder: every contract sync request will be refused');
   }
 
-  router.post('/', async (req, res, next) => {
+  router.post('/', (req, res, next) => {
     const verdict = checkHostAccessID(app.HostAccessID, req.headers.hostaccessid);
     if (verdict !== 'ok') {
       const detail = {
@@ -73,50 +76,23 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
       logger.warn(`contract sync refused (${verdict}) from ${req.ack.clientIp}`);
       return sendProblem(res, { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } }, req.method);
     }
-
-    let file: StagedFile | undefined;
-    const staged: StagedFile[] = [];
-    try {
-      const form = await receiveUpload(req, res, {
-        maxBytes,
-        codePrefix: 'contractsync',
-        async stageDir(fields) {
-          if (!fields.has('moduleid') || !fields.has('contracttype') || !fields.has('destfilepath') || !fields.has('changetype')) return undefined;
-          const request = await resolveRequest(fields, serviceHome);
-          return request.change === 'Deleted' ? undefined : path.dirname(request.targets[0]!.absolute);
-        },
-      });
-      file = form.file;
-      const request = await resolveRequest(form.fields, serviceHome);
-      const result = { moduleID: request.moduleID, contractType: request.contractType, path: request.relative, change: request.change };
-
-      if (request.change === 'Deleted') {
-        await discardStaged(file);
-        file = undefined;
-        const existed = await removeFilesTogether(request.targets.map((t) => t.absolute)).catch(rethrowFolder);
-        logger.info(`contract sync: deleted ${request.contractType}/${request.relative} of ${request.moduleID}`);
-        return res.json({ ...result, targets: request.targets.map((t, i) => ({ path: t.absolute, existed: existed[i] })) });
-      }
-
-      if (!file) throw bad('missing_file', 'The file field is required unless changeType is Deleted.');
-      const first = await placeUpload(file, path.dirname(request.targets[0]!.absolute));
-      file = undefined;
-      staged.push(first);
-      for (const target of request.targets.slice(1)) staged.push(await stageCopy(path.dirname(target.absolute), first));
-      const existed = await commitStaged(request.targets.map((t, i) => ({ staged: staged[i]!, target: t.absolute }))).catch(rethrowFolder);
-      staged.length = 0;
-      logger.info(`contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${first.bytes} bytes)`);
-      res.json({
-        ...result,
-        bytes: first.bytes,
-        sha256: first.sha256,
-        targets: request.targets.map((t, i) => ({ path: t.absolute, existed: existed[i] })),
-      });
-    } catch (err) {
-      await discardStaged(file, ...staged);
-      if (err instanceof ClientGoneError) return void res.destroy();
-      next(err);
-    }
+    void flow.handle(req, res, next, {
+      targetFields: ['moduleid', 'contracttype', 'destfilepath', 'changetype'],
+      async resolve(fields) {
+        const request = await resolveRequest(fields, serviceHome);
+        return { change: request.change, targets: request.targets.map((t) => t.absolute), request };
+      },
+      answer({ request, change, targets, existed, bytes, sha256 }) {
+        const result = { moduleID: request.moduleID, contractType: request.contractType, path: request.relative, change };
+        const written = targets.map((t, i) => ({ path: t, existed: existed[i] }));
+        if (change === 'Deleted') {
+          logger.info(`contract sync: deleted ${request.contractType}/${request.relative} of ${request.moduleID}`);
+          return void res.json({ ...result, targets: written });
+        }
+        logger.info(`contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${bytes} bytes)`);
+        res.json({ ...result, bytes, sha256, targets: written });
+      },
+    });
   });
   router.all('/', (req, res) => {
     res.setHeader('Allow', 'POST');
@@ -127,19 +103,13 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
 }
 
 
-function rethrowFolder(err: unknown): never {
-  if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw bad('not_a_file', 'The destination is a folder, not a file.');
-  throw err;
-}
-
 /** At start: remove temporary files a write left when a previous run died mid-upload. */
-async function sweepTargets(serviceHome: string, logger: Logger): Promise<void> {
+async function sweepTargets(flow: UploadFlow, serviceHome: string, logger: Logger): Promise<void> {
   const roots = [path.join(serviceHome, 'contracts')];
   const modules = await fs.readdir(path.join(serviceHome, 'modules'), { withFileTypes: true }).catch(() => []);
   for (const m of modules) {
     if (m.isDirectory()) roots.push(path.join(serviceHome, 'modules', m.name, 'Contracts'), path.join(serviceHome, 'modules', m.name, 'wwwroot'));
   }
-  let removed = 0;
-  for (const root of roots) removed += (await sweepTemporaryFiles(root).catch(() => [])).length;
+  const removed = await flow.sweep(roots);
   if (removed > 0) logger.info(`removed ${removed} temporary file(s) left by an interrupted contract sync`);
 }

@@ -78,3 +78,30 @@ describe('safe write', () => {
     expect(list()).toEqual(['folder']);
   });
 });
+
+describe('a file read while it is replaced', () => {
+  it('is always a whole old or a whole new file, over 100 replacements', async () => {
+    const target = path.join(dir, 'page.html');
+    // Distinct contents of different sizes: a torn or half-written file matches none of them.
+    const versions = Array.from({ length: 101 }, (_, i) => Buffer.alloc(64 * 1024 + i * 101, `version ${i};`));
+    fs.writeFileSync(target, versions[0]!);
+    const known = new Set(versions.map((v) => v.toString('latin1')));
+    let writing = true;
+    let reads = 0;
+    const torn: number[] = [];
+    const reader = (async () => {
+      while (writing) {
+        const seen = await fs.promises.readFile(target);
+        reads++;
+        if (!known.has(seen.toString('latin1'))) torn.push(seen.length);
+      }
+    })();
+    for (const version of versions.slice(1)) await writeFileAtomic(target, version);
+    writing = false;
+    await reader;
+    expect(torn).toEqual([]);
+    expect(reads).toBeGreaterThan(0);
+    expect(fs.readFileSync(target).equals(versions[100]!)).toBe(true);
+    expect(temps()).toEqual([]);
+  });
+});

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { pathKey, targetLocks } from './keyed-lock.js';
 
 /**
  * The one way this project writes a file that others read while it runs (sync upload, contract
@@ -220,8 +221,18 @@ export interface StagedTarget {
  * Renames every staged file over its target: all of them, or (when one rename fails) none — the
  * targets renamed so far get their old content back (or are removed if they were new). Returns,
  * per target, whether a file was there before. The staged files are consumed either way.
+ *
+ * Commits and deletes of the same target run one at a time (`targetLocks`), so targets written
+ * together always end with one writer's bytes.
  */
 export async function commitStaged(items: StagedTarget[]): Promise<boolean[]> {
+  return targetLocks.run(
+    items.map((i) => pathKey(i.target)),
+    () => commitLocked(items),
+  );
+}
+
+async function commitLocked(items: StagedTarget[]): Promise<boolean[]> {
   const backups: Array<string | undefined> = [];
   const existed: boolean[] = [];
   let renamed = 0;
@@ -263,9 +274,14 @@ export async function writeFileAtomic(target: string, data: Readable | Buffer | 
 /**
  * Removes files (never folders) together: each existing target is first renamed aside; if any of
  * those renames fails the others are put back and the error rethrown, so either all are removed
- * or none. Returns, per target, whether a file was there.
+ * or none. Returns, per target, whether a file was there. Holds the same per-target lock as
+ * `commitStaged`.
  */
 export async function removeFilesTogether(targets: string[]): Promise<boolean[]> {
+  return targetLocks.run(targets.map(pathKey), () => removeLocked(targets));
+}
+
+async function removeLocked(targets: string[]): Promise<boolean[]> {
   const aside: Array<{ target: string; backup: string } | undefined> = [];
   try {
     for (const target of targets) {

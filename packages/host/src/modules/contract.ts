@@ -6,6 +6,8 @@ import type { HostPaths } from '../paths/host-paths.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { SignInService } from '../sign-in/index.js';
 import type { UserAccount } from '../sign-in/user-account.js';
+import type { UploadFlow, UploadFlowOptions } from '../fs/upload-flow.js';
+import type { BodyReaders } from '../http/read-body.js';
 
 /**
  * The module contract (docs/modules.md). A module is a factory; the host calls it once at start with a
@@ -129,6 +131,13 @@ export interface HostServices {
   loadedModules(): readonly string[];
   /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
   signIn: SignInService;
+  /**
+   * The upload flow (docs/sync.md) for a route that takes files: the host fills in the body limit
+   * and the staging folder, and aborts its uploads in flight when it stops.
+   */
+  /** JSON and form body readers that count every byte against `Kestrel:Limits:MaxRequestBodySize`. */
+  bodies: BodyReaders;
+  createUploadFlow(options: Pick<UploadFlowOptions, 'codePrefix' | 'maxFileBytes' | 'notAFileDetail'>): UploadFlow;
 }
 
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;

@@ -50,7 +50,10 @@ export function createErrorResponder(options: ErrorResponderOptions) {
       return sendProblem(res, { status: 400, code: 'request.invalid_form', detail: String(e.message) }, req.method);
     }
     const fsProblem = fileSystemProblem(err);
-    if (fsProblem) return sendProblem(res, fsProblem, req.method);
+    if (fsProblem) {
+      if (fsProblem.status >= 500) options.logger.error(`${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]: ${(err as NodeJS.ErrnoException).code} (${fsProblem.detail})`);
+      return sendProblem(res, fsProblem, req.method);
+    }
     if (Number.isInteger(status) && status >= 400 && status < 500) {
       const code = typeof e.type === 'string' ? `request.${e.type.replace(/\./g, '_')}` : 'request.invalid';
       return sendProblem(res, { status, code, detail: typeof e.message === 'string' ? e.message : undefined }, req.method);
@@ -66,8 +69,9 @@ export function createErrorResponder(options: ErrorResponderOptions) {
 
 /**
  * File-system errors that a client's path causes (a name too long, a file where the path needs a
- * folder, a folder where it needs a file) are the client's to fix: 4xx, not 500. The detail never
- * names the server's own path. Errors of the server's making (permissions, a full disk) stay 500.
+ * folder, a folder where it needs a file) are the client's to fix: 4xx, not 500. A full disk or
+ * quota is 507 `storage.full` (the writer has removed its temporary file by then; docs/sync.md).
+ * The detail never names the server's own path. Other errors of the server's making stay 500.
  */
 function fileSystemProblem(err: unknown): Problem | undefined {
   const e = err as NodeJS.ErrnoException | undefined;
@@ -81,6 +85,9 @@ function fileSystemProblem(err: unknown): Problem | undefined {
       return e.syscall === 'mkdir' ? { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' } : undefined;
     case 'EISDIR':
       return { status: 409, code: 'request.path_conflict', detail: 'The path names a folder, not a file.' };
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return { status: 507, code: 'storage.full', detail: 'The server has no room left to store this; nothing was changed.' };
     default:
       return undefined;
   }

@@ -93,3 +93,14 @@ export function useTestHosts() {
   };
 }
 export * from './protocols.js';
+
+export { mountTinyFilesystem } from './tiny-fs.js';
+
+/** Polls `condition` every 20 ms until it holds; throws after `limitMs`. */
+export async function waitFor(condition: () => boolean, limitMs = 10_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -11,7 +11,7 @@ declare module 'express-session' {
 /**
  * A module for tests of the pipeline: a public-phase answer at `/<id>-public`, a static-phase
  * answer at `/<id>-static`, and routes under `/<id>/api` (`touch` writes the session, `json` parses
- * a JSON body, `slow?ms=` answers late, `boom` throws).
+ * a JSON body (with the host's body reader), `slow?ms=` answers late, `boom` throws).
  */
 export function probeModule(events: string[] = []): AckModuleFactory {
   return (ctx) => {
@@ -27,7 +27,7 @@ export function probeModule(events: string[] = []): AckModuleFactory {
       req.session.count = (req.session.count ?? 0) + 1;
       res.json({ count: req.session.count });
     });
-    router.post('/json', express.json({ limit: '1mb' }), (req, res) => res.json({ received: req.body }));
+    router.post('/json', ctx.host.bodies.json('probe', 1024 * 1024), (req, res) => res.json({ received: req.body }));
     router.get('/slow', (req, res) => {
       const ms = Number(req.query.ms ?? 500);
       setTimeout(() => res.json({ waited: ms }), ms);

@@ -1,7 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { ProblemError, safeLocalReturnUrl } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { jsonBody } from '../index-api/json-body.js';
 import { checkDevAccount, type FieldError } from './account.js';
 
 /**
@@ -43,7 +42,7 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
     res.redirect(302, returnTo(req));
   });
 
-  router.post('/sign-in', alreadySignedIn, ...jsonBody('dev_sign_in'), (req, res) => {
+  router.post('/sign-in', alreadySignedIn, runtime.ctx.host.bodies.json('dev_sign_in'), (req, res) => {
     const check = checkDevAccount(req.body);
     if (!check.ok) {
       throw new ProblemError({

@@ -27,7 +27,7 @@ export function createHtmxRouter(runtime: WwwrootRuntime): Router {
   if (!runtime.settings.htmxSampleEnabled) return router;
 
   const store = createContactStore();
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  const form = runtime.ctx.host.bodies.form(16 * 1024, 20);
 
   router.use((_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');

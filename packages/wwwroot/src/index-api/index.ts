@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { ProblemError, safeEqual } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { jsonBody } from './json-body.js';
 import { createSqidsCodec, parseCount, parseFlag, queryText, sequentialIds, sha256Hex } from './helpers.js';
 import { callerOrigin, createIdIssuer, parseFromMinutes } from './create-id.js';
 import { ANTIFORGERY_FORM_FIELD, ANTIFORGERY_HEADER, ANTIFORGERY_MAX_AGE_MS, checkAntiforgeryToken, issueAntiforgeryToken } from './antiforgery.js';
@@ -66,11 +65,8 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
     res.json(kept);
   };
   router.get('/create-id', (req, res) => createId(req, res, queryText(req.query.fromMinutes, 'fromMinutes')));
-  router.post('/create-id', (req, res, next) => {
-    // A JSON body may carry fromMinutes; any other body is not read.
-    if (req.is('application/json')) return express.json({ limit: '4kb' })(req, res, next);
-    next();
-  }, (req, res) => {
+  // A JSON body may carry fromMinutes; any other body is not read.
+  router.post('/create-id', ctx.host.bodies.optionalJson(4 * 1024), (req, res) => {
     const fromBody = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>).fromMinutes : undefined;
     createId(req, res, fromBody ?? queryText(req.query.fromMinutes, 'fromMinutes'));
   });
@@ -116,7 +112,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
     res.json({ valid: true });
   };
   router.get('/validate-token', validateToken);
-  router.post('/validate-token', express.urlencoded({ extended: false, limit: '8kb' }), validateToken);
+  router.post('/validate-token', ctx.host.bodies.form(8 * 1024), validateToken);
 
   // The direct-transaction wrapper: not an open proxy, so the caller is checked before the body is read.
   router.post('/transaction', (req, _res, next) => {
@@ -128,7 +124,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
       code: 'index.transaction_unauthorized',
       detail: 'Sign in, or present the module\'s key in the AuthorizationKey header.',
     }));
-  }, ...jsonBody('index', '1mb'), async (req, res) => {
+  }, ctx.host.bodies.json('index', 1024 * 1024), async (req, res) => {
     const input = parseTransactionBody(req.body);
     const body = buildTransactionRequest(input, app, {
       moduleID: settings.moduleId,

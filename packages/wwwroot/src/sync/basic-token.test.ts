@@ -22,4 +22,10 @@ describe('Basic sync token', () => {
     expect(verifySyncToken(`Basic ${b64('b:')}`, ['a', 'b'])).toBe('ok');
     expect(verifySyncToken(`Basic ${b64('ab:')}`, ['a', 'b'])).toBe('invalid_token');
   });
+
+  it('accepts the matching token wherever it is listed: first, middle or last', () => {
+    const tokens = ['first-token', 'middle-token', 'last-token'];
+    for (const token of tokens) expect(verifySyncToken(`Basic ${b64(`${token}:`)}`, tokens), token).toBe('ok');
+    expect(verifySyncToken(`Basic ${b64('first-tokenX:')}`, tokens)).toBe('invalid_token');
+  });
 });

@@ -1,23 +1,15 @@
-import path from 'node:path';
 import express, { type Router } from 'express';
 import {
-  ClientGoneError,
   ProblemError,
   checkNoSymlinkEscape,
-  commitStaged,
-  discardStaged,
   parseChangeType,
   parseContractType,
-  placeUpload,
-  receiveUpload,
-  removeFilesTogether,
   resolveContainedPath,
   sendProblem,
-  sweepTemporaryFiles,
   CONTRACT_TYPES,
   type Logger,
   type ChangeType,
-  type StagedFile,
+  type UploadFlow,
 } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { verifySyncToken } from './basic-token.js';
@@ -75,8 +67,12 @@ const header = (req: express.Request, name: string) => {
 export function createSyncRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
   const logger = runtime.ctx.logger.child('sync');
-  void sweepContractFolders(runtime, logger);
-  const maxBytes = runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes;
+  const flow = runtime.ctx.host.createUploadFlow({
+    codePrefix: 'sync',
+    maxFileBytes: runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes,
+    notAFileDetail: 'filePath names a folder, not a file.',
+  });
+  void sweepContractFolders(runtime, flow, logger);
 
   router.use((req, res, next) => {
     const verdict = verifySyncToken(header(req, 'authorization'), runtime.settings.fileSyncTokens);
@@ -85,41 +81,20 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
     sendProblem(res, { status: 401, code: `sync.${verdict}`, detail: TOKEN_DETAIL[verdict], headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' } }, req.method);
   });
 
-  router.post('/upload', async (req, res, next) => {
-    let file: StagedFile | undefined;
-    try {
-      const form = await receiveUpload(req, res, {
-        maxBytes,
-        codePrefix: 'sync',
-        async stageDir(fields) {
-          if (!fields.has('modulename') || !fields.has('changetype') || !fields.has('filepath')) return undefined;
-          const target = await resolveTarget(runtime, (n) => fields.get(n));
-          return target.change === 'Deleted' ? undefined : path.dirname(target.absolute);
-        },
-      });
-      file = form.file;
-      const target = await resolveTarget(runtime, (n) => form.fields.get(n));
-      let stored: { bytes: number; sha256: string | null; existed: boolean };
-      if (target.change === 'Deleted') {
-        await discardStaged(file);
-        file = undefined;
-        const [existed] = await removeFilesTogether([target.absolute]).catch(folderRefused);
-        stored = { bytes: 0, sha256: null, existed: existed! };
-      } else {
-        if (!file) throw bad('missing_file', 'The file field is required unless changeType is Deleted.');
-        const placed = await placeUpload(file, path.dirname(target.absolute));
-        file = undefined;
-        const [existed] = await commitStaged([{ staged: placed, target: target.absolute }]).catch(folderRefused);
-        stored = { bytes: placed.bytes, sha256: placed.sha256, existed: existed! };
-      }
-      const refresh = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, runtime.settings.syncRefreshTimeoutMs);
-      logger.info(`${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`);
-      res.json({ module: target.module, path: target.relative, change: target.change, ...stored, refresh: publicOutcome(refresh) });
-    } catch (err) {
-      await discardStaged(file);
-      if (err instanceof ClientGoneError) return void res.destroy();
-      next(err);
-    }
+  router.post('/upload', (req, res, next) => {
+    void flow.handle(req, res, next, {
+      targetFields: ['modulename', 'changetype', 'filepath'],
+      async resolve(fields) {
+        const target = await resolveTarget(runtime, (n) => fields.get(n));
+        return { change: target.change, targets: [target.absolute], request: target };
+      },
+      async answer({ request: target, existed, bytes, sha256 }) {
+        const stored = { bytes, sha256, existed: existed[0]! };
+        const refresh = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, runtime.settings.syncRefreshTimeoutMs);
+        logger.info(`${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`);
+        res.json({ module: target.module, path: target.relative, change: target.change, ...stored, refresh: publicOutcome(refresh) });
+      },
+    });
   });
 
   router.get('/refresh', async (req, res, next) => {
@@ -152,16 +127,9 @@ function publicOutcome(outcome: RefreshOutcome): Record<string, unknown> {
   return rest;
 }
 
-function folderRefused(err: unknown): never {
-  if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw bad('not_a_file', 'filePath names a folder, not a file.');
-  throw err;
-}
-
 /** At start: remove temporary files a write left when a previous run died mid-upload. */
-async function sweepContractFolders(runtime: WwwrootRuntime, logger: Logger): Promise<void> {
+async function sweepContractFolders(runtime: WwwrootRuntime, flow: UploadFlow, logger: Logger): Promise<void> {
   const folders = new Set(await Promise.all(CONTRACT_TYPES.map((m) => contractFolderOf(runtime, m))));
-  for (const folder of folders) {
-    const removed = await sweepTemporaryFiles(folder).catch(() => []);
-    if (removed.length > 0) logger.info(`removed ${removed.length} temporary file(s) left by an interrupted upload under ${folder}`);
-  }
+  const removed = await flow.sweep([...folders]);
+  if (removed > 0) logger.info(`removed ${removed} temporary file(s) left by an interrupted upload`);
 }

@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isTemporaryFileName, type AckModuleFactory } from '@ack/host';
-import { testAppSettings, useTestHosts, type TestHome, type TestHost } from '@ack/host/test-support';
+import { testAppSettings, useTestHosts, waitFor, type TestHome, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 
 const TOKENS = ['team-token-1', 'other token'];
@@ -110,6 +110,15 @@ describe('sync credentials', () => {
     for (const authorization of [AUTH, basic(' other token '), `basic ${Buffer.from('team-token-1:ignored password').toString('base64')}`, 'Basic team-token-1']) {
       const res = await fetch(q, { headers: { Authorization: authorization } });
       expect(res.status, authorization).toBe(200);
+    }
+  });
+
+  it('accepts the matching token first, in the middle or last of FileSyncTokens', async () => {
+    const tokens = ['first-token', 'middle-token', 'last-token'];
+    const { url } = await start({ tokens });
+    for (const token of tokens) {
+      const res = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/page.html`, { headers: { Authorization: basic(token) } });
+      expect(res.status, token).toBe(200);
     }
   });
 
@@ -350,13 +359,6 @@ describe('sync refresh of other modules', () => {
   });
 });
 
-async function waitFor(condition: () => boolean, limitMs = 10_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('sync upload paths the file system refuses', () => {
   it('answers 400 for a name too long and 409 when a file stands where the path needs a folder, writing nothing', async () => {
@@ -375,18 +377,22 @@ describe('sync upload paths the file system refuses', () => {
 });
 
 describe('sync start-up', () => {
-  it('removes temporary files an interrupted upload left in the contract folders, and only stale ones', async () => {
+  it('removes temporary files an interrupted upload left in the contract folders and the staging folder, and only stale ones', async () => {
     const h = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
       'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: TOKENS } },
       'contracts/wwwroot/HDS/page.html': '<p>v1</p>',
       'contracts/wwwroot/HDS/.page.html.a1b2c3d4e5f6.ack-tmp': '<p>half',
       'contracts/wwwroot/HDS/.new.html.0f0f0f0f0f0f.ack-tmp': '<p>in flight',
+      '.ack/uploads/.upload.bin.a1b2c3d4e5f6.ack-tmp': 'half an upload whose file came first',
     });
     const stale = path.join(h.home, 'contracts/wwwroot/HDS/.page.html.a1b2c3d4e5f6.ack-tmp');
+    const staleStaged = path.join(h.home, '.ack/uploads/.upload.bin.a1b2c3d4e5f6.ack-tmp');
     const hourAgo = new Date(Date.now() - 3_600_000);
     fs.utimesSync(stale, hourAgo, hourAgo);
+    fs.utimesSync(staleStaged, hourAgo, hourAgo);
     await hosts.start(h, { wwwroot: wwwrootModule });
     await waitFor(() => !fs.existsSync(stale));
+    await waitFor(() => !fs.existsSync(staleStaged));
     expect(fs.existsSync(path.join(h.home, 'contracts/wwwroot/HDS/.new.html.0f0f0f0f0f0f.ack-tmp'))).toBe(true);
     expect(fs.readFileSync(path.join(h.home, 'contracts/wwwroot/HDS/page.html'), 'utf8')).toBe('<p>v1</p>');
   });

@@ -1,0 +1,144 @@
+import path from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ProblemError } from '../http/problem.js';
+import { ClientGoneError, receiveUpload, type FormFields } from './receive-upload.js';
+import { commitStaged, discardStaged, moveStaged, removeFilesTogether, stageCopy, type StagedFile } from './safe-write.js';
+import { sweepTemporaryFiles } from './sweep.js';
+
+/**
+ * The one upload flow (docs/sync.md "The upload flow"), used by sync upload and contract sync:
+ * read the multipart form, resolve its targets once, stage the file beside the first target,
+ * copy it beside the others, then commit all targets together (or delete them together) under
+ * the per-target lock, and answer. Whatever fails, every staged file is removed before the answer;
+ * a client that went away gets no answer. At start the flow sweeps what a dead process left; at
+ * stop it aborts the uploads in flight and removes their staged files.
+ */
+
+export type UploadChange = 'Created' | 'Changed' | 'Deleted';
+
+/** What a form asks for, as the caller resolved it from the fields. */
+export interface UploadPlan<R> {
+  change: UploadChange;
+  /** Absolute paths of the files written (or deleted) together: all or none. */
+  targets: string[];
+  /** The caller's own view of the request (module, relative path, ...), handed back in the outcome. */
+  request: R;
+}
+
+export interface UploadOutcome<R> extends UploadPlan<R> {
+  /** Per target, whether a file was there before. */
+  existed: boolean[];
+  /** Bytes written (0 for a delete). */
+  bytes: number;
+  /** SHA-256 of the written file (null for a delete). */
+  sha256: string | null;
+}
+
+export interface UploadHandling<R> {
+  /** Names (lower case) of the fields that name the targets; once all arrived, `resolve` runs. */
+  targetFields: readonly string[];
+  /** Validates the fields and resolves the targets (throw a `ProblemError` to refuse). Runs once. */
+  resolve(fields: FormFields): Promise<UploadPlan<R>>;
+  /** Answers the client once the change is done. */
+  answer(outcome: UploadOutcome<R>): Promise<void> | void;
+}
+
+export interface UploadFlowOptions {
+  /** Prefix of problem codes: `sync` gives `sync.missing_file`, `sync.file_too_large`, ... */
+  codePrefix: string;
+  /** Most bytes of the file (`Security:MaxContractSyncFileBytes`). */
+  maxFileBytes: number;
+  /** Most bytes of the whole body (`Kestrel:Limits:MaxRequestBodySize`); null for none. */
+  maxBodyBytes: number | null;
+  /** Where a file that arrives before its fields waits; swept at start like the target folders. */
+  stagingDir: string;
+  /** Detail of the 400 `<prefix>.not_a_file` when a target is a folder. */
+  notAFileDetail: string;
+}
+
+/** Answer to uploads in flight (and new ones) once the host is stopping. */
+const STOPPING = () =>
+  new ProblemError({ status: 503, code: 'host.stopping', detail: 'The host is stopping; send the upload again.', headers: { 'Retry-After': '1' } });
+
+export class UploadFlow {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly stop = new AbortController();
+
+  constructor(private readonly options: UploadFlowOptions) {}
+
+  /**
+   * At start: removes temporary files a process that died mid-upload left under `roots` and in the
+   * staging folder (only stale ones: another host may share the folders). Returns how many went.
+   */
+  async sweep(roots: readonly string[]): Promise<number> {
+    let removed = 0;
+    for (const root of [...roots, this.options.stagingDir]) removed += (await sweepTemporaryFiles(root).catch(() => [])).length;
+    return removed;
+  }
+
+  /** Runs one upload request to its answer; errors go to `next` (the host's problem responder). */
+  handle<R>(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void, handling: UploadHandling<R>): Promise<void> {
+    const run = this.run(req, res, handling).catch((err: unknown) => {
+      if (err instanceof ClientGoneError) return void res.destroy();
+      next(err);
+    });
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+    return run;
+  }
+
+  /** At stop: refuses new uploads, aborts those in flight and waits until their staged files are gone. */
+  async close(): Promise<void> {
+    if (!this.stop.signal.aborted) this.stop.abort(STOPPING());
+    await Promise.all([...this.inFlight]);
+  }
+
+  private async run<R>(req: IncomingMessage, res: ServerResponse, handling: UploadHandling<R>): Promise<void> {
+    const { codePrefix, notAFileDetail } = this.options;
+    if (this.stop.signal.aborted) throw this.stop.signal.reason;
+    let plan: Promise<UploadPlan<R>> | undefined;
+    const resolveOnce = (fields: FormFields) => (plan ??= handling.resolve(fields));
+    const staged: StagedFile[] = [];
+    try {
+      const form = await receiveUpload(req, res, {
+        maxBytes: this.options.maxFileBytes,
+        maxBodyBytes: this.options.maxBodyBytes,
+        codePrefix,
+        stagingDir: this.options.stagingDir,
+        signal: this.stop.signal,
+        async stageDir(fields) {
+          if (!handling.targetFields.every((name) => fields.has(name))) return undefined;
+          const { change, targets } = await resolveOnce(fields);
+          return change === 'Deleted' ? undefined : path.dirname(targets[0]!);
+        },
+      });
+      if (form.file) staged.push(form.file);
+      const { change, targets, request } = await resolveOnce(form.fields);
+      const notAFile = (err: unknown): never => {
+        if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw new ProblemError({ status: 400, code: `${codePrefix}.not_a_file`, detail: notAFileDetail });
+        throw err;
+      };
+
+      if (change === 'Deleted') {
+        await discardStaged(...staged.splice(0));
+        const existed = await removeFilesTogether(targets).catch(notAFile);
+        return await handling.answer({ change, targets, request, existed, bytes: 0, sha256: null });
+      }
+      const file = staged.pop();
+      if (!file) throw new ProblemError({ status: 400, code: `${codePrefix}.missing_file`, detail: 'The file field is required unless changeType is Deleted.' });
+      staged.push(file); // until moved, so that a failed move still discards it
+      const first = await moveStaged(file, path.dirname(targets[0]!));
+      staged.splice(0, staged.length, first);
+      for (const target of targets.slice(1)) staged.push(await stageCopy(path.dirname(target), first));
+      const existed = await commitStaged(targets.map((target, i) => ({ staged: staged[i]!, target }))).catch((err: unknown) => {
+        staged.length = 0; // consumed by the commit either way
+        return notAFile(err);
+      });
+      staged.length = 0;
+      await handling.answer({ change, targets, request, existed, bytes: first.bytes, sha256: first.sha256 });
+    } catch (err) {
+      await discardStaged(...staged);
+      throw err;
+    }
+  }
+}

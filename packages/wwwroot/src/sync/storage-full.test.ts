@@ -1,0 +1,42 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isTemporaryFileName } from '@ack/host';
+import { mountTinyFilesystem, testAppSettings, useTestHosts } from '@ack/host/test-support';
+import { wwwrootModule } from '../index.js';
+
+const hosts = useTestHosts();
+const unmounts: Array<() => void> = [];
+afterEach(() => {
+  for (const unmount of unmounts.splice(0)) unmount();
+});
+const AUTH = `Basic ${Buffer.from('team-token:').toString('base64')}`;
+
+describe('sync upload on a full disk', () => {
+  it('answers 507 storage.full, keeps the old file and leaves no temporary file, file part first or last', async () => {
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: ['team-token'] } },
+    });
+    // The screen folder is a 64 KiB file system holding the old page.
+    const folder = path.join(home.home, 'contracts', 'wwwroot', 'HDS');
+    unmounts.push(mountTinyFilesystem(folder, 64 * 1024));
+    fs.writeFileSync(path.join(folder, 'page.html'), '<p>v1</p>');
+    const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
+
+    for (const fileFirst of [false, true]) {
+      const form = new FormData();
+      const addFile = () => form.append('file', new Blob([Buffer.alloc(300 * 1024, 0x61)]), 'page.html');
+      if (fileFirst) addFile();
+      form.append('moduleName', 'wwwroot');
+      form.append('changeType', 'Changed');
+      form.append('filePath', 'HDS/page.html');
+      if (!fileFirst) addFile();
+      const res = await fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', headers: { Authorization: AUTH }, body: form });
+      expect(res.status, `file first: ${fileFirst}`).toBe(507);
+      expect(await res.json()).toMatchObject({ status: 507, code: 'storage.full' });
+      expect(fs.readFileSync(path.join(folder, 'page.html'), 'utf8')).toBe('<p>v1</p>');
+      const temps = (fs.readdirSync(home.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => isTemporaryFileName(path.basename(f)));
+      expect(temps).toEqual([]);
+    }
+  });
+});

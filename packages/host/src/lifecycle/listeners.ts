@@ -6,6 +6,8 @@ import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
+import { createForwardedPolicy } from '../pipeline/edge/client-address.js';
+import { createConnectionGuard, type ConnectionGuard } from './connection-guard.js';
 
 type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -31,24 +33,29 @@ export class Listeners {
   url = '';
   tlsUrl = '';
   private readonly options: http.ServerOptions;
+  private readonly guard: ConnectionGuard;
+  private readonly onRequest: RequestListener;
 
   constructor(
     private readonly settings: HostSettings,
     private readonly paths: HostPaths,
-    private readonly onRequest: RequestListener,
+    onRequest: RequestListener,
     private readonly logger: Logger,
   ) {
     const limits = settings.Kestrel.Limits;
+    const app = settings.AppSettings;
+    this.guard = createConnectionGuard(limits, createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy), logger);
+    this.onRequest = this.guard.wrap(onRequest);
     const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
     this.options = {
       keepAliveTimeout: parseTimeSpanMs(limits.KeepAliveTimeout),
       headersTimeout,
       // How often Node looks for connections past their time-outs (default 30 s, too coarse).
       connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(headersTimeout / 2))),
-      // Bounds a request whose body trickles in; large uploads on slow links still get 10 minutes.
+      // A last bound on any one request; a body that trickles is cut sooner by MinRequestBodyDataRate.
       requestTimeout: 600_000,
     };
-    this.server = this.limit(http.createServer(this.options, onRequest));
+    this.server = this.limit(http.createServer(this.options, this.onRequest), true);
   }
 
   async listen(options: ListenOptions = {}): Promise<string> {
@@ -59,7 +66,7 @@ export class Listeners {
       const port = options.tlsPort ?? app.ServerDevCertSslPort;
       try {
         // A certificate that does not match its key or passphrase throws here.
-        const server = this.limit(https.createServer({ ...this.options, ...tls }, this.onRequest));
+        const server = this.limit(https.createServer({ ...this.options, ...tls }, this.onRequest), false);
         this.tlsUrl = await listenOn(server, port, options.host, 'https');
         this.tlsServer = server;
       } catch (err) {
@@ -71,12 +78,14 @@ export class Listeners {
 
   /** Stops accepting; idle keep-alive connections close as they become idle; the rest are cut after `graceMs`. */
   async close(graceMs: number): Promise<void> {
+    this.guard.close();
     await Promise.all([this.server, this.tlsServer].filter((s): s is http.Server => s !== undefined && s.listening).map((s) => closeGracefully(s, graceMs)));
   }
 
-  private limit<S extends http.Server>(server: S): S {
+  private limit<S extends http.Server>(server: S, plainHttp: boolean): S {
     const max = this.settings.Kestrel.Limits.MaxConcurrentConnections;
     if (max !== null) server.maxConnections = max;
+    this.guard.attach(server, plainHttp);
     return server;
   }
 

@@ -112,6 +112,12 @@ export const AppSettingsSchema = z.looseObject({
   SessionState: SessionStateSchema.prefault({}),
 });
 
+/**
+ * ASP.NET's `AllowedHosts`: `;`-separated host names a request's Host may carry, `*` for any and
+ * `*.example.com` for sub-domains. Top level, as in the original's appsettings.json.
+ */
+export const AllowedHostsSchema = z.string().default('*');
+
 export const LogLevel = z.enum(['Verbose', 'Debug', 'Information', 'Warning', 'Error', 'Fatal']);
 
 /** Serilog's rolling intervals; the file name gets the period (`app20260102.log` for Day). */
@@ -179,6 +185,19 @@ export const KestrelSchema = z.looseObject({
       KeepAliveTimeout: timeSpan.default('00:02:00'),
       /** Time allowed for a client to send the request headers (slow-client guard). */
       RequestHeadersTimeout: timeSpan.default('00:00:30'),
+      /**
+       * Slowest request body accepted once `GracePeriod` has passed (Kestrel's defaults). A body
+       * below it is cut: 408 when nothing was answered yet, else the connection closes. null: off.
+       */
+      MinRequestBodyDataRate: z
+        .looseObject({
+          BytesPerSecond: z.number().nonnegative().default(240),
+          GracePeriod: timeSpan.default('00:00:05'),
+        })
+        .nullable()
+        .default({ BytesPerSecond: 240, GracePeriod: '00:00:05' }),
+      /** Most open connections one client address may hold (trusted proxies are not counted). null: no limit. */
+      MaxConnectionsPerClient: z.number().int().positive().nullable().default(256),
     })
     .prefault({}),
 });
@@ -187,6 +206,7 @@ export const HostSettingsSchema = z.looseObject({
   AppSettings: AppSettingsSchema.prefault({}),
   Serilog: SerilogSchema.prefault({}),
   Kestrel: KestrelSchema.prefault({}),
+  AllowedHosts: AllowedHostsSchema,
 });
 
 export type HostSettings = z.output<typeof HostSettingsSchema>;

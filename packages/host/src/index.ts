@@ -19,7 +19,7 @@ export type { LoadedSettings } from './settings/load.js';
 export { readJsonFile } from './settings/json-file.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';
-export { redactSettings, redactSecretsInText, redactValue, isSecretKey, REDACTED } from './settings/redact.js';
+export { redactSettings, redactSecretsInText, redactText, redactValue, isSecretKey, REDACTED } from './settings/redact.js';
 export type { Logger } from './logging/logger.js';
 export { createHostPaths } from './paths/host-paths.js';
 export type { HostPaths } from './paths/host-paths.js';

@@ -11,6 +11,8 @@ import type { Logger } from './logging/logger.js';
 import { createKeyring, type Keyring } from './keys/keyring.js';
 import { loadModules, type LoadedModule, type SkippedModule } from './modules/load-modules.js';
 import { createEdge } from './pipeline/edge/index.js';
+import { createFailureThrottle } from './pipeline/edge/failure-throttle.js';
+import { parseTimeSpanMs } from './settings/time-span.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionMiddleware } from './session/create-session.js';
@@ -69,12 +71,14 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
+  const accessChecks = createFailureThrottle(app.Security.MaxFailedAccessChecks, parseTimeSpanMs(app.Security.FailedAccessCheckWindow), logger.child('access'));
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
     signIn: createSignInService(settings, keys, logger.child('sign-in')),
+    accessChecks,
     async notifyContractChange(moduleId: string, change: ContractChange) {
       const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
       if (!target?.contributions.refreshContract) return false;
@@ -90,7 +94,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
   const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
   const routes: ModuleRoutes[] = [
-    ...createContractSyncRoutes(settings, paths, logger.child('contractsync')),
+    ...createContractSyncRoutes(settings, paths, logger.child('contractsync'), accessChecks),
     ...loaded.flatMap((m) => m.contributions.routes ?? []),
   ];
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
@@ -171,6 +175,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
           }
         }
         (sessionMiddleware as { close?: () => void } | undefined)?.close?.();
+        accessChecks.close();
         await logging.close();
       })();
       return closing;

@@ -29,6 +29,8 @@ export type { ContainedPath, PathRejection } from './paths/contained-path.js';
 export { ProblemError, problemBody, sendProblem } from './http/problem.js';
 export type { Problem } from './http/problem.js';
 export { isApiRequest, sendNotFound } from './pipeline/errors.js';
+export { sendThrottled } from './pipeline/edge/failure-throttle.js';
+export type { FailureThrottle } from './pipeline/edge/failure-throttle.js';
 export type { Keyring } from './keys/keyring.js';
 export { createSignInService, computeSignExpiry, safeLocalReturnUrl } from './sign-in/index.js';
 export type { SignInService, SignInCookieNames, SignInAccount, UserAccount } from './sign-in/index.js';

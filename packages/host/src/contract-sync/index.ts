@@ -9,6 +9,7 @@ import { ProblemError, sendProblem } from '../http/problem.js';
 import { ClientGoneError, placeUpload, receiveUpload, type FormFields } from '../fs/receive-upload.js';
 import { commitStaged, discardStaged, removeFilesTogether, stageCopy, type StagedFile } from '../fs/safe-write.js';
 import { checkHostAccessID } from './host-access.js';
+import { sendThrottled, type FailureThrottle } from '../pipeline/edge/failure-throttle.js';
 import { sweepTemporaryFiles } from '../fs/sweep.js';
 import fs from 'node:fs/promises';
 import { contractSyncTargets, isPlainModuleID, parseChangeType, parseContractType, type ContractSyncTarget } from './targets.js';
@@ -51,7 +52,7 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
  * `POST /contractsync` (spec 4.5, DESIGN §5 "Contract sync"): only when `UseContractSync` is true
  * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither.
  */
-export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, logger: Logger): ModuleRoutes[] {
+export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, logger: Logger, accessChecks: FailureThrottle): ModuleRoutes[] {
   const app = settings.AppSettings;
   if (!app.UseContractSync) return [];
   const maxBytes = app.Security.MaxContractSyncFileBytes;
@@ -63,6 +64,9 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
   }
 
   router.post('/', async (req, res, next) => {
+    const clientIp = (req as unknown as { ack: { clientIp: string } }).ack.clientIp;
+    const wait = accessChecks.retryAfter(clientIp);
+    if (wait > 0) return sendThrottled(res, wait, req.method);
     const verdict = checkHostAccessID(app.HostAccessID, req.headers.hostaccessid);
     if (verdict !== 'ok') {
       const detail = {
@@ -70,7 +74,8 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
         invalid: 'The hostAccessID header is not valid.',
         not_configured: 'Contract sync has no AppSettings:HostAccessID of its own configured (empty or the shipped placeholder); every request is refused.',
       }[verdict];
-      logger.warn(`contract sync refused (${verdict}) from ${(req as unknown as { ack: { clientIp: string } }).ack.clientIp}`);
+      if (verdict === 'invalid') accessChecks.failed(clientIp, 'contract sync invalid hostAccessID');
+      else logger.warn(`contract sync refused (${verdict}) from ${clientIp}`);
       return sendProblem(res, { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } }, req.method);
     }
 

@@ -5,6 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { SignInService } from '../sign-in/index.js';
+import type { FailureThrottle } from '../pipeline/edge/failure-throttle.js';
 
 /**
  * The module contract (DESIGN §3). A module is a factory; the host calls it once at start with a
@@ -112,6 +113,11 @@ export interface HostServices {
   loadedModules(): readonly string[];
   /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
   signIn: SignInService;
+  /**
+   * Failed secret checks (tokens, access keys) per client address, shared by every module and the
+   * host: call `retryAfter` before checking and `failed` on a wrong secret (docs/pipeline.md).
+   */
+  accessChecks: FailureThrottle;
 }
 
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;

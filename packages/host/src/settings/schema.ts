@@ -36,6 +36,12 @@ export const SecuritySchema = z.looseObject({
   WarnOnWildcardAllowClientIP: bool(true),
   MaxContractSyncFileBytes: z.number().int().positive().default(10_485_760),
   XFrameOptions: z.enum(['SAMEORIGIN', 'DENY', 'ALLOW']).default('SAMEORIGIN'),
+  /**
+   * Failed sync-token or hostAccessID checks one client address may make per window before it gets
+   * 429 until the window ends. 0: no limit.
+   */
+  MaxFailedAccessChecks: z.number().int().nonnegative().default(10),
+  FailedAccessCheckWindow: timeSpan.default('00:01:00'),
   /** Key that signs sign-in and session cookies. Empty: a key file is created on first start. */
   SigningKey: str(''),
 });

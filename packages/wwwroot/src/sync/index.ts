@@ -13,6 +13,7 @@ import {
   removeFilesTogether,
   resolveContainedPath,
   sendProblem,
+  sendThrottled,
   sweepTemporaryFiles,
   CONTRACT_TYPES,
   type Logger,
@@ -83,10 +84,16 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   void sweepContractFolders(runtime, logger);
   const maxBytes = runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes;
 
+  const accessChecks = runtime.ctx.host.accessChecks;
   router.use((req, res, next) => {
+    const clientIp = (req as unknown as { ack: { clientIp: string } }).ack.clientIp;
+    const wait = accessChecks.retryAfter(clientIp);
+    if (wait > 0) return sendThrottled(res, wait, req.method);
     const verdict = verifySyncToken(header(req, 'authorization'), runtime.settings.fileSyncTokens);
     if (verdict === 'ok') return next();
-    if (verdict !== 'missing_token') logger.warn(`sync request refused (${verdict}) from ${(req as unknown as { ack: { clientIp: string } }).ack.clientIp}`);
+    // A wrong or malformed token counts towards the address's limit; its log lines are collapsed.
+    if (verdict === 'invalid_token' || verdict === 'malformed_token') accessChecks.failed(clientIp, `sync ${verdict}`);
+    else if (verdict !== 'missing_token') logger.warn(`sync request refused (${verdict}) from ${clientIp}`);
     sendProblem(res, { status: 401, code: `sync.${verdict}`, detail: TOKEN_DETAIL[verdict], headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' } }, req.method);
   });
 

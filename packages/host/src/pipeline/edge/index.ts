@@ -10,6 +10,7 @@ import { createForwardedPolicy, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
 import { createCorsHandler } from './cors-policy.js';
+import { createHostFilter } from './host-filter.js';
 
 /**
  * Phase 1 of the pipeline (DESIGN §3): one implementation of every edge behaviour, run for every
@@ -24,6 +25,16 @@ export interface Edge {
 let sequence = 0;
 const bootId = Date.now().toString(36);
 
+/** An absolute-form request target (RFC 9112 3.2.2): scheme, authority, then the path and query. */
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)([^#]*)/i;
+
+/** Counts the `Host` fields as sent: Node keeps only the first of several. */
+function hostFieldCount(raw: string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
 export function createEdge(settings: HostSettings, paths: HostPaths, logger: Logger): Edge {
   const app = settings.AppSettings;
   const forwarded = createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy);
@@ -33,6 +44,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   }
   const securityHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, readCsp(paths, app.IsEnabledCSP, logger));
   const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
+  const hostFilter = createHostFilter(settings.AllowedHosts);
   const handlers: RawHandler[] = [];
 
   if (!allowList.open) {
@@ -42,6 +54,13 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     });
   }
   handlers.push((req, res, next) => {
+    // One request, one Host (RFC 9112 3.2): two are a smuggling or cache-poisoning attempt.
+    if (hostFieldCount(req.rawHeaders) > 1) {
+      return sendProblem(res, { status: 400, code: 'request.duplicate_host', detail: 'The request has more than one Host header.' }, req.method);
+    }
+    if (!hostFilter.open && !hostFilter.allows(req.headers.host)) {
+      return sendProblem(res, { status: 400, code: 'request.host_not_allowed', detail: 'The Host header names a host this server does not answer for (AllowedHosts).' }, req.method);
+    }
     // A malformed percent-encoding cannot name any file or route: refuse it once, here.
     if (req.ack.rawPath.includes('%')) {
       try {
@@ -81,7 +100,17 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   return {
     handlers,
     begin(req, res) {
-      const url = req.url ?? '/';
+      let url = req.url ?? '/';
+      if (url.charCodeAt(0) !== 47 /* '/' */) {
+        // Absolute form: routed by its path; its authority replaces the Host header (RFC 9112 3.2.2).
+        const m = ABSOLUTE_FORM.exec(url);
+        if (m) {
+          url = m[2] === '' ? '/' : m[2]!.startsWith('?') ? `/${m[2]}` : m[2]!;
+          req.url = url;
+          const authority = m[1]!.slice(m[1]!.lastIndexOf('@') + 1);
+          if (authority !== '') req.headers.host = authority;
+        }
+      }
       const q = url.indexOf('?');
       const { ip, protocol } = resolveClient(
         forwarded,

@@ -12,6 +12,7 @@ import { createKeyring, type Keyring } from './keys/keyring.js';
 import { loadModules, type LoadedModule, type SkippedModule } from './modules/load-modules.js';
 import { createEdge } from './pipeline/edge/index.js';
 import { createFailureThrottle } from './pipeline/edge/failure-throttle.js';
+import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
@@ -79,6 +80,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     loadedModules: () => loaded.map((m) => m.id),
     signIn: createSignInService(settings, keys, logger.child('sign-in')),
     accessChecks,
+    refuseCrossSite: createCrossSiteGuard(app.WithOrigins),
     async notifyContractChange(moduleId: string, change: ContractChange) {
       const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
       if (!target?.contributions.refreshContract) return false;

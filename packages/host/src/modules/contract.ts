@@ -118,6 +118,11 @@ export interface HostServices {
    * host: call `retryAfter` before checking and `failed` on a wrong secret (docs/pipeline.md).
    */
   accessChecks: FailureThrottle;
+  /**
+   * 403 for a state-changing request a browser sent from another site; put it on every route that
+   * a cookie authorises (docs/pipeline.md "Cross-site requests").
+   */
+  refuseCrossSite: RequestHandler;
 }
 
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;

@@ -17,6 +17,8 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
   const signIn = runtime.ctx.host.signIn;
   const settingsFile = runtime.ctx.settingsFile;
   const returnTo = (req: Request) => safeLocalReturnUrl(req.query.returnUrl);
+  // Sign-in and sign-out change who the browser is: never on another site's behalf.
+  router.use(runtime.ctx.host.refuseCrossSite);
 
   // Already signed in (a valid authentication cookie), whatever the request holds: go back.
   // Runs before any body parsing, so even an invalid body redirects.

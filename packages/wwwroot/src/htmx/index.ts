@@ -28,6 +28,8 @@ export function createHtmxRouter(runtime: WwwrootRuntime): Router {
   const enabled = typeof configured === 'boolean' ? configured : runtime.ctx.settings.AppSettings.RunningEnvironment === 'D';
   if (!enabled) return router;
 
+  // Writes (POST, PUT, DELETE) come from this host's own pages only.
+  router.use(runtime.ctx.host.refuseCrossSite);
   const store = createContactStore();
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
 

@@ -11,13 +11,14 @@ import type { Logger } from './logging/logger.js';
 import { createKeyring, type Keyring } from './keys/keyring.js';
 import { loadModules, type LoadedModule, type SkippedModule } from './modules/load-modules.js';
 import { createEdge } from './pipeline/edge/index.js';
+import { createForwardedPolicy, normalizeIp } from './pipeline/edge/client-address.js';
 import { createFailureThrottle } from './pipeline/edge/failure-throttle.js';
 import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionMiddleware } from './session/create-session.js';
-import { createSignInPhase, createSignInService } from './sign-in/index.js';
+import { createRevocationList, createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
 import { Listeners, type ListenOptions } from './lifecycle/listeners.js';
 
@@ -72,13 +73,15 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
+  const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
+  const signInService = createSignInService(settings, keys, logger.child('sign-in'), createRevocationList(sessionMiddleware?.sharedStore));
   const accessChecks = createFailureThrottle(app.Security.MaxFailedAccessChecks, parseTimeSpanMs(app.Security.FailedAccessCheckWindow), logger.child('access'));
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
-    signIn: createSignInService(settings, keys, logger.child('sign-in')),
+    signIn: signInService,
     accessChecks,
     refuseCrossSite: createCrossSiteGuard(app.WithOrigins),
     async notifyContractChange(moduleId: string, change: ContractChange) {
@@ -113,10 +116,12 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const expressApp = express();
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
-  const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
+  // Express (and express-session's `secure: 'auto'`) trusts X-Forwarded-Proto from exactly the
+  // proxies the edge trusts, so a session cookie is Secure when the client came over HTTPS.
+  const forwarded = createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy);
+  expressApp.set('trust proxy', (address: string) => forwarded.enabled && forwarded.trusted.has(normalizeIp(address)));
   if (sessionMiddleware) expressApp.use(sessionMiddleware);
-  const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
-  if (signIn) expressApp.use(signIn);
+  expressApp.use(createSignInPhase(signInService));
   for (const route of routes) expressApp.use(route.mount, route.handler);
   expressApp.use((req, res) => sendNotFound(req as unknown as AckRequest, res));
   expressApp.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
@@ -176,7 +181,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
             logger.error(`module ${m.id} failed to close`, err as Error);
           }
         }
-        (sessionMiddleware as { close?: () => void } | undefined)?.close?.();
+        sessionMiddleware?.close?.();
         accessChecks.close();
         await logging.close();
       })();

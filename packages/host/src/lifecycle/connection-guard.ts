@@ -110,6 +110,18 @@ export function createConnectionGuard(limits: KestrelSettings['Limits'], forward
     } as typeof writeHead;
   };
 
+  // Node ends a request stream with its connection only while the request is unanswered: once the
+  // answer went out (an early error, a 408), a body still being read would wait forever and its
+  // reader (an upload's temporary file) with it. Ending it with the connection releases both.
+  const endWithConnection = (req: http.IncomingMessage) => {
+    const socket = req.socket;
+    const onClose = () => {
+      if (!req.complete && !req.destroyed) req.destroy();
+    };
+    socket.once('close', onClose);
+    req.once('close', () => socket.off('close', onClose));
+  };
+
   const perClient = new Map<string, number>();
   const maxPerClient = limits.MaxConnectionsPerClient;
 
@@ -119,6 +131,7 @@ export function createConnectionGuard(limits: KestrelSettings['Limits'], forward
         const length = req.headers['content-length'];
         if ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined) {
           closeAfterEarlyError(req, res);
+          endWithConnection(req);
           if (rate && !req.complete) watch(req, res);
         }
         listener(req, res);

@@ -78,18 +78,8 @@ describe('sign-in cookies (host)', () => {
     expect(((await res.json()) as { code: string }).code).toBe('sign_in.account_too_large');
     expect(res.headers.getSetCookie()).toEqual([]);
   });
-});
 
-describe('sessions and sign-out', () => {
-  let t: TestHost;
-  beforeAll(async () => {
-    const home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['account'], CookiePrefixName: 'app' } }), moduleFiles(['account']));
-    t = await startTestHost(home, { account: accountModule });
-  });
-  afterAll(async () => {
-    await t.close();
-    t.home.remove();
-  });
+  // Sessions and sign-out.
   const sessionCookie = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('ack.Session='))?.split(';')[0];
   const sessionOf = async (cookie: string) => (await (await fetch(`${t.url}/account/api/session`, { headers: { cookie } })).json()) as Record<string, unknown> | null;
 

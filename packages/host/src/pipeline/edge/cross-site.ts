@@ -1,5 +1,4 @@
 import type { RequestHandler } from 'express';
-import type { AckRequest } from '../../modules/contract.js';
 import { sendProblem } from '../../http/problem.js';
 import { originMatcher } from './cors-policy.js';
 
@@ -22,7 +21,8 @@ export function createCrossSiteGuard(withOrigins: readonly string[]): RequestHan
     const origin = req.headers.origin;
     if (site === undefined && origin === undefined) return next();
     if (origin !== undefined && origin !== 'null') {
-      const own = `${(req as unknown as AckRequest).ack.protocol}://${req.headers.host ?? ''}`.toLowerCase();
+      // Express's protocol trusts X-Forwarded-Proto from the edge's trusted proxies only (host.ts).
+      const own = `${req.protocol}://${req.headers.host ?? ''}`.toLowerCase();
       if (origin.toLowerCase() === own || isListed(origin)) return next();
     }
     sendProblem(res, {

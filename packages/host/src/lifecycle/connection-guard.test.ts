@@ -98,15 +98,15 @@ describe('slow and greedy clients (Kestrel:Limits)', () => {
     closing.destroy();
     await closing.closed;
     // The host sees the close a moment after the client: try until it has (bounded).
-    let reply = '';
-    for (let attempt = 0; attempt < 50 && !reply.startsWith('HTTP/1.1 200'); attempt++) {
+    let answer = '';
+    for (let attempt = 0; attempt < 50 && !answer.startsWith('HTTP/1.1 200'); attempt++) {
       const again = await rawConnection(url);
       again.write('GET /probe-public HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-      reply = await again.until(/public:probe|too_many_connections/);
+      answer = await again.until(/public:probe|too_many_connections/);
       again.destroy();
-      if (!reply.startsWith('HTTP/1.1 200')) await again.closed;
+      if (!answer.startsWith('HTTP/1.1 200')) await again.closed;
     }
-    expect(reply).toMatch(/^HTTP\/1\.1 200/);
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
     for (const c of held) c.destroy();
   });
 });

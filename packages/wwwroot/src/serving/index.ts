@@ -1,10 +1,11 @@
 import path from 'node:path';
-import type { WwwrootRuntime } from '../../runtime.js';
+import type { WwwrootRuntime } from '../runtime.js';
 import { createDirectoryIndex, type DirectoryIndex } from './dir-index.js';
 import { createFileStore, type FileStore } from './file-store.js';
 
 export { sendFile } from './send-file.js';
 export { notModified } from './conditional.js';
+export { fixedBody, sendBuffer, type FixedBody } from './send-buffer.js';
 export type { FileFacts, FileStore } from './file-store.js';
 export { contentTypeOf } from './file-store.js';
 export { isLoaderFile, cacheHeaders } from './cache-policy.js';

@@ -94,8 +94,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     ...loaded.flatMap((m) => m.contributions.routes ?? []),
   ];
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
-  const underRoute = (rawPath: string) => {
-    const p = rawPath.toLowerCase();
+  const underRoute = (p: string) => {
     return routePrefixes.some((prefix) => p === prefix || p.startsWith(prefix + '/'));
   };
 
@@ -122,7 +121,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     const fail = (err: unknown) => respondError(err, req, res);
     const toRoutes = () => expressApp(req as never, res as never);
     const toStatic = () => {
-      if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.rawPath)) {
+      if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.path.folded)) {
         // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and
         // sign-in only read cookies): answer it here, without minting a session for every miss.
         runHandlers(staticHandlers, req, res, () => sendNotFound(req, res), fail);

@@ -14,6 +14,8 @@ export type {
   RawHandler,
   RequestContext,
 } from './modules/contract.js';
+export { parseRequestPath } from './pipeline/edge/request-path.js';
+export type { RequestPath } from './pipeline/edge/request-path.js';
 export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';
 export { readJsonFile } from './settings/json-file.js';

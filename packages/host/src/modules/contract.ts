@@ -5,6 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { SignInService } from '../sign-in/index.js';
+import type { RequestPath } from '../pipeline/edge/request-path.js';
 
 /**
  * The module contract (DESIGN §3). A module is a factory; the host calls it once at start with a
@@ -24,6 +25,8 @@ export interface RequestContext {
   protocol: 'http' | 'https';
   /** Path part of the URL, still percent-encoded, without the query string. */
   rawPath: string;
+  /** The path decoded once, segment by segment (see docs/pipeline.md). */
+  path: RequestPath;
   /** Query string without the leading `?` (empty when none). */
   rawQuery: string;
   /** Time the request arrived (for access logs). */

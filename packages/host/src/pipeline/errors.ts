@@ -5,7 +5,7 @@ import { ProblemError, sendProblem, type Problem } from '../http/problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
 export function isApiRequest(req: AckRequest): boolean {
-  const p = req.ack.rawPath.toLowerCase();
+  const p = req.ack.path.folded;
   if (p.includes('/api/') || p.endsWith('/api')) return true;
   const accept = req.headers.accept ?? '';
   return accept.includes('json') && !accept.includes('text/html');

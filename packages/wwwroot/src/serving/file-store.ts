@@ -40,8 +40,11 @@ export interface FileStoreOptions {
 }
 
 export interface FileStore {
-  /** Facts of a regular file, current as of this call; undefined when there is no such file. */
-  lookup(absolute: string): FileFacts | undefined;
+  /**
+   * Facts of a regular file, current as of this call; undefined when there is no such file.
+   * `stat`: the caller's own stat of `absolute` made just now, so it is not made twice.
+   */
+  lookup(absolute: string, stat?: fs.Stats): FileFacts | undefined;
   /** Forgets a file (the sync API changed it). */
   invalidate(absolute: string): void;
   /** For tests and the benchmark: entries and bytes held. */
@@ -133,8 +136,8 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   };
 
   return {
-    lookup(absolute) {
-      const stat = fs.statSync(absolute, { throwIfNoEntry: false });
+    lookup(absolute, current) {
+      const stat = current ?? fs.statSync(absolute, { throwIfNoEntry: false });
       if (!stat || !stat.isFile()) {
         forget(absolute);
         return undefined;

@@ -80,7 +80,7 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
       if (!st?.isFile()) return { kind: 'none' };
       const real = realRoot();
       if (!real || !inside(current, real)) return { kind: 'none' };
-      const facts = store.lookup(current);
+      const facts = store.lookup(current, st);
       if (!facts) return { kind: 'none' };
       return { kind: 'file', facts, resolution: { absolute: current, ino: facts.ino, folded } };
     },

@@ -46,10 +46,11 @@ export function createSharedFileHandler(runtime: WwwrootRuntime, catalog: Shared
 
   return (req: AckRequest, res: ServerResponse, next: Next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
-    const raw = req.ack.rawPath;
-    // Compared decoded and case-insensitively, without the query string (already split off by the
-    // edge). `decodeURI` keeps `%2F` encoded, so no catalog path can be reached by an encoded `/`.
-    const key = (raw.includes('%') ? decodeURI(raw) : raw).toLowerCase();
+    // Compared decoded (once, at the edge) and case-insensitively, without the query string; a
+    // decoded `/` inside a segment stays `%2f`, so no catalog path is reached by an encoded `/`.
+    // A trailing `/` names a folder, never a catalog file.
+    if (req.ack.path.trailingSlash) return next();
+    const key = req.ack.path.folded;
     if (key === MANIFEST_PATH) return sendBuffer(req, res, manifest);
     const target = catalog.byPath.get(key);
     if (target === undefined) return next();

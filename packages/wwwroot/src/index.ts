@@ -7,6 +7,7 @@ import { createSyncRouter } from './sync/index.js';
 import { createDevSignInRouter } from './dev-sign-in/index.js';
 import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
+import { engineFor } from './serving/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting } from './settings/module-settings.js';
@@ -34,6 +35,7 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
       { mount: '/wwwroot/api/index', handler: createIndexApiRouter(runtime) },
       { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime) },
     ],
+    close: () => engineFor(runtime).freshness.close(),
   };
   return contributions;
 };

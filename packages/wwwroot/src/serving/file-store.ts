@@ -3,12 +3,14 @@ import path from 'node:path';
 import mime from 'mime-types';
 import { cacheHeaders, type HeaderPairs } from './cache-policy.js';
 import { isRacy } from './dir-index.js';
+import type { Freshness, Stamp } from './freshness.js';
 
 /**
  * What the serving engine knows about one file: its identity on disk, the response headers worked
  * out once (Content-Type, ETag, Last-Modified, cache policy) and, for small files, the bytes.
- * Every use is validated by one `fs.statSync`: a file whose inode, size, mtime or ctime moved is
- * read again, so a changed file is served new on the next request, with no watcher to miss events.
+ * A use is validated by the folder watch (`freshness.ts`) when its folders are watched, else by one
+ * `fs.statSync`: a file whose inode, size, mtime or ctime moved is read again, so a changed file is
+ * served new on the next request.
  */
 export interface FileFacts {
   readonly absolute: string;
@@ -26,6 +28,14 @@ export interface FileFacts {
   readonly notModifiedHeaders: HeaderPairs;
   /** The whole file, when small enough to keep in memory. */
   readonly body: Buffer | undefined;
+  /** State of the watched folders when the facts were last confirmed (none: validate by stat). */
+  stamp: Stamp | undefined;
+}
+
+/** What a caller already knows of a file: its stat, made after the stamp of its folder was taken. */
+export interface KnownStat {
+  stat: fs.Stats | undefined;
+  stamp: Stamp | undefined;
 }
 
 export interface FileStoreOptions {
@@ -37,14 +47,18 @@ export interface FileStoreOptions {
   maxTotalBytes?: number;
   /** Files whose facts are remembered (default 20,000). */
   maxEntries?: number;
+  /** Folder watch that spares the per-request stat; without it every use is validated by stat. */
+  freshness?: Freshness;
 }
 
 export interface FileStore {
   /**
    * Facts of a regular file, current as of this call; undefined when there is no such file.
-   * `stat`: the caller's own stat of `absolute` made just now, so it is not made twice.
+   * `known`: the caller's own stat of `absolute` (and the stamp taken before it), so it is not made twice.
    */
-  lookup(absolute: string, stat?: fs.Stats): FileFacts | undefined;
+  lookup(absolute: string, known?: KnownStat): FileFacts | undefined;
+  /** A stamp of `dir` (take it before a stat that is passed to `lookup`). */
+  stamp(dir: string): Stamp | undefined;
   /** Forgets a file (the sync API changed it). */
   invalidate(absolute: string): void;
   /** For tests and the benchmark: entries and bytes held. */
@@ -80,7 +94,9 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     }
   };
 
-  const read = (absolute: string, stat: fs.Stats): FileFacts | undefined => {
+  const freshness = options.freshness;
+
+  const read = (absolute: string, stat: fs.Stats, stamp: Stamp | undefined): FileFacts | undefined => {
     let body: Buffer | undefined;
     let st = stat;
     if (stat.size <= maxFileBytes) {
@@ -132,17 +148,21 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       ],
       notModifiedHeaders: [['ETag', etag], ['Last-Modified', lastModified], ...policy],
       body,
+      stamp,
     };
   };
 
   return {
-    lookup(absolute, current) {
-      const stat = current ?? fs.statSync(absolute, { throwIfNoEntry: false });
+    lookup(absolute, given) {
+      const known = entries.get(absolute);
+      // Nothing moved in its folders since the facts were confirmed: no system call.
+      if (known?.stamp && freshness?.unchanged(known.stamp)) return known;
+      const stamp = given ? given.stamp : freshness?.stamp(path.dirname(absolute));
+      const stat = given ? given.stat : fs.statSync(absolute, { throwIfNoEntry: false });
       if (!stat || !stat.isFile()) {
         forget(absolute);
         return undefined;
       }
-      const known = entries.get(absolute);
       if (
         known &&
         !known.racy &&
@@ -151,13 +171,15 @@ export function createFileStore(options: FileStoreOptions): FileStore {
         known.mtimeMs === stat.mtimeMs &&
         known.ctimeMs === stat.ctimeMs
       ) {
+        known.stamp = stamp;
         return known;
       }
       forget(absolute);
-      const facts = read(absolute, stat);
+      const facts = read(absolute, stat, stamp);
       if (facts) remember(facts);
       return facts;
     },
+    stamp: (dir) => freshness?.stamp(dir),
     invalidate: forget,
     stats: () => ({ entries: entries.size, bytes: totalBytes }),
   };

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { WwwrootRuntime } from '../runtime.js';
 import { createDirectoryIndex, type DirectoryIndex } from './dir-index.js';
 import { createFileStore, type FileStore } from './file-store.js';
+import { createFreshness, type Freshness } from './freshness.js';
 
 export { sendFile } from './send-file.js';
 export { notModified } from './conditional.js';
@@ -18,6 +19,8 @@ export { isLoaderFile, cacheHeaders } from './cache-policy.js';
 export interface ServingEngine {
   store: FileStore;
   dirs: DirectoryIndex;
+  /** Folder watch that spares the per-request stat; closed when the module closes. */
+  freshness: Freshness;
   /** Listeners called after the engine dropped a file the sync API changed. */
   onInvalidate(fn: (absolute: string) => void): void;
 }
@@ -27,8 +30,9 @@ const engines = new WeakMap<WwwrootRuntime, ServingEngine>();
 export function engineFor(runtime: WwwrootRuntime): ServingEngine {
   let engine = engines.get(runtime);
   if (engine) return engine;
-  const store = createFileStore({ maxAgeSeconds: runtime.ctx.settings.AppSettings.StaticFileCacheMaxAge });
-  const dirs = createDirectoryIndex();
+  const freshness = createFreshness();
+  const store = createFileStore({ maxAgeSeconds: runtime.ctx.settings.AppSettings.StaticFileCacheMaxAge, freshness });
+  const dirs = createDirectoryIndex(undefined, freshness);
   const listeners: Array<(absolute: string) => void> = [];
   runtime.files.onInvalidate((changed) => {
     const absolute = path.resolve(changed);
@@ -36,7 +40,7 @@ export function engineFor(runtime: WwwrootRuntime): ServingEngine {
     dirs.invalidate(path.dirname(absolute));
     for (const fn of listeners) fn(absolute);
   });
-  engine = { store, dirs, onInvalidate: (fn) => void listeners.push(fn) };
+  engine = { store, dirs, freshness, onInvalidate: (fn) => void listeners.push(fn) };
   engines.set(runtime, engine);
   return engine;
 }

@@ -69,18 +69,21 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
         return true;
       };
       for (const segment of segments) if (!step(segment)) return { kind: 'none' };
+      // The stamp of the file's folder is taken before its stat (see freshness.ts).
+      let stamp = store.stamp(path.dirname(current));
       let st = fs.statSync(current, { throwIfNoEntry: false });
       // `/file.txt/` names a folder that is not there (relative links from it would be wrong).
       if (wantIndex && segments.length > 0 && st?.isFile()) return { kind: 'none' };
       if (st?.isDirectory()) {
         if (!wantIndex) return { kind: 'directory' };
+        stamp = store.stamp(current);
         if (!step('index.html')) return { kind: 'none' };
         st = fs.statSync(current, { throwIfNoEntry: false });
       }
       if (!st?.isFile()) return { kind: 'none' };
       const real = realRoot();
       if (!real || !inside(current, real)) return { kind: 'none' };
-      const facts = store.lookup(current, st);
+      const facts = store.lookup(current, { stat: st, stamp });
       if (!facts) return { kind: 'none' };
       return { kind: 'file', facts, resolution: { absolute: current, ino: facts.ino, folded } };
     },

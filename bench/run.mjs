@@ -11,6 +11,7 @@
 //   BENCH_ONLY=1k,304  only these cells
 //   BENCH_NO_DOCS=1    do not rewrite docs/benchmarks.md
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareFiles } from './lib/files.mjs';
@@ -29,15 +30,25 @@ const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
 const WARMUP = Math.min(2, DURATION);
 const only = process.env.BENCH_ONLY?.split(',');
 
+function get(url, headers) {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers, agent: false }, (res) => {
+      res.resume();
+      res.once('end', () => resolve({ status: res.statusCode, headers: res.headers }));
+    }).once('error', reject);
+  });
+}
+
 async function measure(server, cell, scripts, files, warm) {
   const target = cell.path(server.name);
   const url = server.url + target;
   const headers = (await cell.headers?.(url)) ?? {};
   // One request first: the answer must be the expected one, or the figure means nothing.
-  const probe = await fetch(url, { headers });
-  await probe.arrayBuffer();
+  // (node:http, not fetch: fetch adds `Cache-Control: no-cache` to conditional requests, which some
+  // peers take as a reason never to answer 304; wrk sends no such header.)
+  const probe = await get(url, headers);
   const problems = probe.status === cell.status ? [] : [`answered ${probe.status}`];
-  if (cell.id === 'screen' && !probe.headers.get('content-encoding')) problems.push('not compressed');
+  if (cell.id === 'screen' && !probe.headers['content-encoding']) problems.push('not compressed');
   const script = scripts[cell.script ?? 'plain'];
   const run = { url: cell.script ? server.url : url, seconds: DURATION, script, headers };
   if (warm) await wrk({ ...run, seconds: WARMUP });

@@ -9,7 +9,11 @@ export const CELLS = [
   { id: '16k', label: '16 KiB file', path: () => '/16k.txt', status: 200, peers: 3 },
   {
     id: '304', label: '304 (If-None-Match)', path: () => '/1k.txt', status: 304, ceiling: 0.8, peers: 3,
-    headers: async (url) => ({ 'If-None-Match': (await fetch(url)).headers.get('etag') }),
+    headers: async (url) => {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      return { 'If-None-Match': res.headers.get('etag') };
+    },
   },
   // Peers have no case-insensitive lookup: they are asked for the exact name.
   { id: 'ci', label: 'case-insensitive hit', path: (s) => (s === 'ack' ? '/mIXED/casefile.TXT' : exact), status: 200, ceiling: 0.7, peers: 3 },

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import path from 'node:path';
 import express from 'express';
+import compression from 'compression';
 import type { AckRequest, ContractChange, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
@@ -107,6 +108,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
   const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
+  // `UseResponseComression` compresses what the routes answer; files are compressed once by the
+  // module that serves them (see docs/static-files.md), so the lean phases never pay for it.
+  if (app.UseResponseComression) expressApp.use(compression());
   if (sessionMiddleware) expressApp.use(sessionMiddleware);
   const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
   if (signIn) expressApp.use(signIn);

@@ -4,30 +4,29 @@ import mime from 'mime-types';
 import { cacheHeaders, type HeaderPairs } from './cache-policy.js';
 import { isRacy } from './dir-index.js';
 import type { Freshness, Stamp } from './freshness.js';
+import { ENCODINGS, chooseEncoding, isCompressible, type Encoding } from './encoding.js';
+import { makeRepresentation, readWhole, type Representation } from './representation.js';
+import type { CompressionCache } from './compression-cache.js';
 
 /**
- * What the serving engine knows about one file: its identity on disk, the response headers worked
- * out once (Content-Type, ETag, Last-Modified, cache policy) and, for small files, the bytes.
- * A use is validated by the folder watch (`freshness.ts`) when its folders are watched, else by one
- * `fs.statSync`: a file whose inode, size, mtime or ctime moved is read again, so a changed file is
- * served new on the next request.
+ * What the serving engine knows about one file: its identity on disk, its representations (the
+ * file, precompressed sidecars) with their header blocks worked out once, and, for small files,
+ * the bytes. A use is validated by the folder watch (`freshness.ts`) when its folders are watched,
+ * else by `fs.statSync`: a file (or sidecar) whose inode, size, mtime or ctime moved is read again,
+ * so a changed file is served new on the next request.
  */
-export interface FileFacts {
-  readonly absolute: string;
+export interface FileFacts extends Representation {
   readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
   readonly ctimeMs: number;
   /** Read within the racy window of its last change: read again on next use. */
   readonly racy: boolean;
-  readonly etag: string;
-  readonly lastModified: string;
-  /** Content-Type, ETag, Last-Modified, Accept-Ranges and the cache policy headers. */
-  readonly headers: HeaderPairs;
-  /** Headers of a 304: ETag, Last-Modified and the cache policy. */
-  readonly notModifiedHeaders: HeaderPairs;
-  /** The whole file, when small enough to keep in memory. */
-  readonly body: Buffer | undefined;
+  readonly contentType: string;
+  /** Cache-Control (and Expires) of every representation of this file. */
+  readonly policy: HeaderPairs;
+  /** What was on disk beside it as `<name>.br` / `<name>.gz` when read (for the stat fallback). */
+  readonly sidecarIds: string;
+  /** The representation for a request's `Accept-Encoding`; absent when there is only the file. */
+  readonly negotiate: ((acceptEncoding: string) => Representation) | undefined;
   /** State of the watched folders when the facts were last confirmed (none: validate by stat). */
   stamp: Stamp | undefined;
 }
@@ -41,6 +40,8 @@ export interface KnownStat {
 export interface FileStoreOptions {
   /** `StaticFileCacheMaxAge` of the host, seconds. */
   maxAgeSeconds: number;
+  /** `StaticFileImmutablePattern` of the host: fingerprinted names, cached for a year. */
+  fingerprinted?: RegExp;
   /** Files up to this size are kept in memory (default 64 KiB). */
   maxFileBytes?: number;
   /** Bytes kept in memory over all files (default 32 MiB). */
@@ -49,6 +50,8 @@ export interface FileStoreOptions {
   maxEntries?: number;
   /** Folder watch that spares the per-request stat; without it every use is validated by stat. */
   freshness?: Freshness;
+  /** `UseResponseComression`: text files without a sidecar are compressed once into this cache. */
+  compression?: CompressionCache;
 }
 
 export interface FileStore {
@@ -69,87 +72,91 @@ export function contentTypeOf(fileName: string): string {
   return mime.contentType(path.extname(fileName)) || 'application/octet-stream';
 }
 
+const SIDECAR_SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz' };
+
 export function createFileStore(options: FileStoreOptions): FileStore {
   const maxFileBytes = options.maxFileBytes ?? 64 * 1024;
   const maxTotalBytes = options.maxTotalBytes ?? 32 * 1024 * 1024;
   const maxEntries = options.maxEntries ?? 20_000;
+  const { freshness, compression } = options;
   // Insertion order is eviction order (oldest first): cheap on the hot path, bounded in memory.
   const entries = new Map<string, FileFacts>();
   let totalBytes = 0;
+
+  const held = (facts: FileFacts) => facts.body?.length ?? 0;
 
   const forget = (absolute: string) => {
     const old = entries.get(absolute);
     if (!old) return;
     entries.delete(absolute);
-    totalBytes -= old.body?.length ?? 0;
+    totalBytes -= held(old);
   };
 
   const remember = (facts: FileFacts) => {
     entries.set(facts.absolute, facts);
-    totalBytes += facts.body?.length ?? 0;
+    totalBytes += held(facts);
     for (const [key, old] of entries) {
       if (totalBytes <= maxTotalBytes && entries.size <= maxEntries) break;
       entries.delete(key);
-      totalBytes -= old.body?.length ?? 0;
+      totalBytes -= held(old);
     }
   };
 
-  const freshness = options.freshness;
+  /** Identity of the sidecars beside a file, as the stat fallback compares it. */
+  const sidecarIdsOf = (absolute: string, compressible: boolean): string => {
+    if (!compressible) return '';
+    let ids = '';
+    for (const encoding of ENCODINGS) {
+      const st = fs.statSync(absolute + SIDECAR_SUFFIX[encoding], { throwIfNoEntry: false });
+      ids += st?.isFile() ? `${encoding}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs};` : '-;';
+    }
+    return ids;
+  };
 
   const read = (absolute: string, stat: fs.Stats, stamp: Stamp | undefined): FileFacts | undefined => {
-    let body: Buffer | undefined;
     let st = stat;
+    let body: Buffer | undefined;
     if (stat.size <= maxFileBytes) {
-      // Read through one descriptor so the bytes and the facts describe the same file.
-      let fd: number;
-      try {
-        fd = fs.openSync(absolute, 'r');
-      } catch {
-        return undefined;
-      }
-      try {
-        st = fs.fstatSync(fd);
-        if (!st.isFile()) return undefined;
-        body = Buffer.allocUnsafe(st.size);
-        let offset = 0;
-        while (offset < st.size) {
-          const n = fs.readSync(fd, body, offset, st.size - offset, offset);
-          if (n === 0) break;
-          offset += n;
-        }
-        if (offset < st.size) body = body.subarray(0, offset);
-      } catch {
-        return undefined;
-      } finally {
-        fs.closeSync(fd);
-      }
-      // The file shrank while being read: keep no bytes, the next request reads it again.
-      if (body && body.length !== st.size) body = undefined;
+      const whole = readWhole(absolute);
+      if (whole) ({ st, body } = whole);
+      else if (!fs.statSync(absolute, { throwIfNoEntry: false })?.isFile()) return undefined;
     }
     const name = path.basename(absolute);
-    const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs * 1000).toString(16)}"`;
-    const lastModified = new Date(Math.floor(st.mtimeMs / 1000) * 1000).toUTCString();
-    const policy = cacheHeaders(name, options.maxAgeSeconds);
-    return {
-      absolute,
+    const contentType = contentTypeOf(name);
+    const policy: HeaderPairs = cacheHeaders(name, options.maxAgeSeconds, options.fingerprinted);
+    const compressible = isCompressible(contentType);
+    const sidecarIds = sidecarIdsOf(absolute, compressible);
+    const sidecars = new Map<Encoding, Representation>();
+    for (const encoding of compressible ? ENCODINGS : []) {
+      const file = absolute + SIDECAR_SUFFIX[encoding];
+      const sst = fs.statSync(file, { throwIfNoEntry: false });
+      // Only a sidecar at least as new as its original: an older one is stale, never served.
+      if (!sst?.isFile() || sst.mtimeMs < st.mtimeMs) continue;
+      const whole = sst.size <= maxFileBytes ? readWhole(file) : undefined;
+      const s = whole?.st ?? sst;
+      sidecars.set(encoding, makeRepresentation({ absolute: file, size: s.size, mtimeMs: s.mtimeMs, contentType, encoding, policy, body: whole?.body }));
+    }
+    const negotiated = sidecars.size > 0 || (compression !== undefined && compressible);
+    const identity = makeRepresentation({ absolute, size: st.size, mtimeMs: st.mtimeMs, contentType, encoding: undefined, policy, body });
+    const offered = [...new Set([...sidecars.keys(), ...(compression && compressible ? ENCODINGS : [])])];
+    const facts: FileFacts = {
+      ...identity,
       ino: st.ino,
-      size: st.size,
-      mtimeMs: st.mtimeMs,
       ctimeMs: st.ctimeMs,
       racy: isRacy(st),
-      etag,
-      lastModified,
-      headers: [
-        ['Content-Type', contentTypeOf(name)],
-        ['ETag', etag],
-        ['Last-Modified', lastModified],
-        ['Accept-Ranges', 'bytes'],
-        ...policy,
-      ],
-      notModifiedHeaders: [['ETag', etag], ['Last-Modified', lastModified], ...policy],
-      body,
+      contentType,
+      policy,
+      sidecarIds,
       stamp,
+      negotiate: negotiated
+        ? (acceptEncoding) => {
+            const encoding = chooseEncoding(acceptEncoding, offered);
+            if (!encoding) return facts;
+            return sidecars.get(encoding) ?? compression?.get(facts, encoding) ?? facts;
+          }
+        : undefined,
     };
+    return facts;
   };
 
   return {
@@ -169,7 +176,8 @@ export function createFileStore(options: FileStoreOptions): FileStore {
         known.ino === stat.ino &&
         known.size === stat.size &&
         known.mtimeMs === stat.mtimeMs &&
-        known.ctimeMs === stat.ctimeMs
+        known.ctimeMs === stat.ctimeMs &&
+        known.sidecarIds === sidecarIdsOf(absolute, known.sidecarIds !== '')
       ) {
         known.stamp = stamp;
         return known;

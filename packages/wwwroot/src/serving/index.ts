@@ -3,6 +3,7 @@ import type { WwwrootRuntime } from '../runtime.js';
 import { createDirectoryIndex, type DirectoryIndex } from './dir-index.js';
 import { createFileStore, type FileStore } from './file-store.js';
 import { createFreshness, type Freshness } from './freshness.js';
+import { createCompressionCache } from './compression-cache.js';
 
 export { sendFile } from './send-file.js';
 export { notModified } from './conditional.js';
@@ -30,8 +31,14 @@ const engines = new WeakMap<WwwrootRuntime, ServingEngine>();
 export function engineFor(runtime: WwwrootRuntime): ServingEngine {
   let engine = engines.get(runtime);
   if (engine) return engine;
+  const app = runtime.ctx.settings.AppSettings;
   const freshness = createFreshness();
-  const store = createFileStore({ maxAgeSeconds: runtime.ctx.settings.AppSettings.StaticFileCacheMaxAge, freshness });
+  const store = createFileStore({
+    maxAgeSeconds: app.StaticFileCacheMaxAge,
+    fingerprinted: app.StaticFileImmutablePattern ? new RegExp(app.StaticFileImmutablePattern, 'i') : undefined,
+    freshness,
+    compression: app.UseResponseComression ? createCompressionCache() : undefined,
+  });
   const dirs = createDirectoryIndex(undefined, freshness);
   const listeners: Array<(absolute: string) => void> = [];
   runtime.files.onInvalidate((changed) => {

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import compression from 'compression';
 import type { ServerResponse } from 'node:http';
 import type { AckRequest, RawHandler } from '../../modules/contract.js';
 import type { HostSettings } from '../../settings/schema.js';
@@ -58,12 +57,6 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     next();
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));
-  if (app.UseResponseComression) {
-    const compress = compression();
-    handlers.push((req, res, next) => {
-      compress(req as never, res as never, next);
-    });
-  }
   if (app.UseHttpLogging) {
     const access = logger.child('http');
     handlers.push((req, res, next) => {

@@ -55,10 +55,6 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
   return {
     root: base,
     resolve(segments, wantIndex) {
-      if (segments.length > 0) {
-        const contained = resolveContainedPath(base, segments.join('/'));
-        if (!contained.ok) return { kind: 'none' };
-      }
       let current = base;
       let folded: Array<readonly [string, number]> | undefined;
       const step = (segment: string): boolean => {
@@ -81,6 +77,8 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
         st = fs.statSync(current, { throwIfNoEntry: false });
       }
       if (!st?.isFile()) return { kind: 'none' };
+      // Lexically inside (checked once a file is found, so a miss pays nothing for it), then on disk.
+      if (segments.length > 0 && !resolveContainedPath(base, segments.join('/')).ok) return { kind: 'none' };
       const real = realRoot();
       if (!real || !inside(current, real)) return { kind: 'none' };
       const facts = store.lookup(current, { stat: st, stamp });

@@ -144,6 +144,21 @@ Requests per second (MB/s for the 4 MiB file), medians over rounds:
 
 ${table}
 
+Reading the figures:
+
+- Where wrk's CPU nears 100% (nginx and the ceiling on the larger cells), the load generator, not
+  the server, set the pace: those peers' figures are lower bounds, and ratios to them flatter us.
+- The Node ceiling and our host do the same work per byte; the gap between them is what the host
+  adds per request: the edge (request id, client address, the path decoded once, security headers
+  and CORS \`Vary\`, about 200 more header bytes per response than the ceiling), the route-prefix check and the
+  static lookup (a \`Map\` hit and a comparison of folder-watch counters; no system call).
+- "best peer" is the best of express.static, sirv and @fastify/static in the same round. For the
+  304, the manifest and the miss, sirv's answer is as cheap as Node allows (a 304 or a \`res.end\`
+  from a plain \`node:http\` handler the benchmark writes for it), so on those cells the best peer
+  *is* the ceiling and "3x the best peer" cannot be reached by any server written for Node.
+- On a shared machine a single round can move by 2x; the medians of per-round ratios are the
+  figures to read, and a longer \`BENCH_DURATION\` narrows them.
+
 Memory of our host: RSS after a full GC, before and after each of ${memory.length - 1} runs across the
 5,000-file tree: ${memory.map((s) => s.gcRssMiB.toFixed(1)).join(' → ')} MiB (after warm-up it moves within
 ${(Math.max(...warm.slice(1)) - Math.min(...warm.slice(1))).toFixed(1)} MiB). Memory is bounded by design: at most 20,000 remembered URLs,
@@ -156,7 +171,7 @@ ${wireSection(path.join(repo, 'docs/benchmarks.md'))}
 ## How to rerun
 
 \`pnpm bench\` builds the packages, then runs \`node bench/run.mjs\` (needs \`wrk\`; Debian/Ubuntu:
-\`apt-get install wrk\`; nginx-light for the nginx column). A full run takes about 15 minutes.
+\`apt-get install wrk\`; nginx-light for the nginx column). A full run (5 s per measurement) takes about 17 minutes.
 Quick mode for iterating: \`BENCH_DURATION=1 BENCH_ROUNDS=3 node bench/run.mjs\` (a few minutes);
 \`BENCH_ONLY=1k,304\` limits the cells; \`BENCH_NO_DOCS=1\` leaves this page alone. Figures move with
 whatever else runs on the machine; compare ratios from one run, not absolute numbers across runs.

@@ -21,6 +21,9 @@ interface Entry {
   copies: Partial<Record<Encoding, Representation>>;
 }
 
+/** Files remembered (also those with no copy worth keeping), like the file store's bound. */
+const MAX_ENTRIES = 20_000;
+
 export interface CompressionCacheOptions {
   /** Bytes of compressed copies kept over all files (default 16 MiB). */
   maxBytes?: number;
@@ -76,7 +79,7 @@ export function createCompressionCache(options: CompressionCacheOptions = {}): C
         entries.set(facts.absolute, entry);
         total += entry.bytes;
         for (const key of entries.keys()) {
-          if (total <= maxBytes) break;
+          if (total <= maxBytes && entries.size <= MAX_ENTRIES) break;
           drop(key);
         }
       }

@@ -4,8 +4,9 @@ import type { Freshness, Stamp } from './freshness.js';
 
 /**
  * Case-insensitive lookup without a directory listing per request: each directory's listing is
- * read once and kept with the directory's mtime; a later use stats the directory (one syscall) and
- * reads it again only when the mtime moved, which every add, remove or rename inside it does. So a
+ * read once and kept with the directory's mtime; a later use trusts it while the folder watch
+ * (`freshness.ts`) saw no change, else stats the directory (one syscall) and reads it again only
+ * when the mtime moved, which every add, remove or rename inside it does. So a
  * file added to the static root is found, by any case, on the next request, without a restart.
  *
  * Choice rule (deterministic): in each folder, a name spelled exactly as requested wins; otherwise

@@ -11,14 +11,16 @@ export interface Mount {
   folder: ServedFolder;
 }
 
+const MAX_REMEMBERED_URL = 1024;
+
 /**
  * The one static-phase handler for every mount (contract screens, static root). The first mount
- * whose prefix matches the decoded path owns the request, found or not: a longer prefix listed
- * first is never answered by a shorter one (the static root never answers under
- * `/{ContractRequestPath}`). A URL seen before is answered from its remembered resolution after a
- * stat (or a few, for a case-insensitive hit), without decoding or walking folders again.
+ * whose prefix matches the path (as the edge decoded it) owns the request, found or not: a longer
+ * prefix listed first is never answered by a shorter one (the static root never answers under
+ * `/{ContractRequestPath}`). A URL seen before is answered from its remembered resolution once the
+ * folder watch (or, where folders are not watched, a stat) says it still holds, without walking
+ * folders again.
  */
-const MAX_REMEMBERED_URL = 1024;
 
 export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20_000): FolderHandler {
   const remembered = new Map<string, Resolution & { folder: ServedFolder }>();

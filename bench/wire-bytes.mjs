@@ -107,7 +107,7 @@ async function main() {
     lines.push(`| **total** | ${columns.map((c) => `**${c.cells.reduce((n, x) => n + x.bytes, 0).toLocaleString('en-US')}**`).join(' | ')} |`);
     const table = lines.join('\n');
     console.log(table);
-    const section = `\`node bench/wire-bytes.mjs\` (${new Date().toISOString().slice(0, 10)}): every byte of each response (status line, headers and
+    const section = `\`pnpm bench:wire\` (${new Date().toISOString().slice(0, 10)}): every byte of each response (status line, headers and
 body) of the example screen's requests, fetched with \`Accept-Encoding: gzip, deflate, br\` on a raw
 socket. Our host sends more header bytes per response than nginx (security headers, CORS \`Vary\`,
 cache policy); its bodies are brotli (compressed once per file version, quality 6), nginx's are its

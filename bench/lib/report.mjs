@@ -76,7 +76,7 @@ export function wireSection(docFile) {
   } catch {
     // No page yet.
   }
-  return `${WIRE_START}\nRun \`node bench/wire-bytes.mjs\` to fill this section.\n${WIRE_END}`;
+  return `${WIRE_START}\nRun \`pnpm bench:wire\` to fill this section.\n${WIRE_END}`;
 }
 
 export function replaceWireSection(docFile, section) {
@@ -173,7 +173,8 @@ ${wireSection(path.join(repo, 'docs/benchmarks.md'))}
 \`pnpm bench\` builds the packages, then runs \`node bench/run.mjs\` (needs \`wrk\`; Debian/Ubuntu:
 \`apt-get install wrk\`; nginx-light for the nginx column). A full run (5 s per measurement) takes about 17 minutes.
 Quick mode for iterating: \`BENCH_DURATION=1 BENCH_ROUNDS=3 node bench/run.mjs\` (a few minutes);
-\`BENCH_ONLY=1k,304\` limits the cells; \`BENCH_NO_DOCS=1\` leaves this page alone. Figures move with
+\`BENCH_ONLY=1k,304\` limits the cells; \`BENCH_NO_DOCS=1\` leaves this page alone. \`pnpm bench:wire\` refreshes the
+bytes-on-the-wire section (a few seconds). Figures move with
 whatever else runs on the machine; compare ratios from one run, not absolute numbers across runs.
 `;
 }

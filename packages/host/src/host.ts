@@ -13,7 +13,7 @@ import { loadModules, type LoadedModule, type SkippedModule } from './modules/lo
 import { createEdge } from './pipeline/edge/index.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
-import { createSessionMiddleware } from './session/create-session.js';
+import { createSessionState, type SessionState } from './session/create-session.js';
 import { createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
 import { Listeners, type ListenOptions } from './lifecycle/listeners.js';
@@ -41,6 +41,8 @@ export interface AckHost {
   readonly modules: readonly LoadedModule[];
   readonly skippedModules: readonly SkippedModule[];
   readonly server: http.Server;
+  /** The session store when `SessionState:IsSession` is on (docs/sessions.md). */
+  readonly sessionStore: SessionState['store'] | undefined;
   /** Base URL once listening, e.g. `http://127.0.0.1:8421`. */
   readonly url: string;
   /** HTTPS base URL when a certificate is configured and its listener started, else empty. */
@@ -65,7 +67,16 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const logger = logging.logger;
   logger.debug('effective settings ' + JSON.stringify(redactSettings(settings)));
   const app = settings.AppSettings;
-  const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'));
+  const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'), app.Security.PreviousSigningKeys);
+
+  // Before the modules: a shared store that cannot be reached stops start-up (docs/sessions.md).
+  let sessionState: SessionState | undefined;
+  try {
+    sessionState = await createSessionState(app.SessionState, keys.keys('session').map((k) => k.toString('hex')), settingsFile, logger.child('session'));
+  } catch (err) {
+    await logging.close();
+    throw err;
+  }
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
@@ -107,8 +118,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const expressApp = express();
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
-  const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
-  if (sessionMiddleware) expressApp.use(sessionMiddleware);
+  if (sessionState) expressApp.use(sessionState.middleware);
   const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
   if (signIn) expressApp.use(signIn);
   for (const route of routes) expressApp.use(route.mount, route.handler);
@@ -149,6 +159,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     modules: loaded,
     skippedModules: result.skipped,
     server: listeners.server,
+    sessionStore: sessionState?.store,
     get url() {
       return selfUrl;
     },
@@ -170,7 +181,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
             logger.error(`module ${m.id} failed to close`, err as Error);
           }
         }
-        (sessionMiddleware as { close?: () => void } | undefined)?.close?.();
+        await sessionState?.close().catch((err: unknown) => logger.error('session store failed to close', err as Error));
         await logging.close();
       })();
       return closing;

@@ -43,7 +43,7 @@ export const SecuritySchema = z.looseObject({
     .array(
       z.object({
         Key: z.string().min(16, 'a previous signing key has at least 16 characters'),
-        ValidUntil: z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'ValidUntil is not a date (use ISO 8601, e.g. 2026-12-31T00:00:00Z)'),
+        ValidUntil: z.string().regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/, 'an ISO 8601 date such as "2026-12-31T00:00:00Z"'),
       }),
     )
     .default([]),

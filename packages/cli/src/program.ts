@@ -6,6 +6,7 @@ import { registerCatalog } from './commands/catalog.js';
 import { registerSync } from './commands/sync.js';
 import { registerContractSync } from './commands/contract-sync.js';
 import { registerManifest } from './commands/manifest.js';
+import { registerReload } from './commands/serve-workers.js';
 import { EXIT } from './exit-codes.js';
 
 export { EXIT };
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerSync(program);
   registerContractSync(program);
   registerManifest(program);
+  registerReload(program);
   return program;
 }
 

@@ -16,6 +16,7 @@ import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionState, type SessionState } from './session/create-session.js';
 import { createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
+import { createInvalidationBus } from './cluster/invalidation.js';
 import { Listeners, type ListenOptions } from './lifecycle/listeners.js';
 
 export type { ListenOptions };
@@ -48,8 +49,11 @@ export interface AckHost {
   /** HTTPS base URL when a certificate is configured and its listener started, else empty. */
   readonly tlsUrl: string;
   listen(options?: ListenOptions): Promise<string>;
-  /** Stops accepting, lets requests in flight finish (bounded), closes modules, flushes logs. */
-  close(options?: { graceMs?: number }): Promise<void>;
+  /**
+   * Stops accepting, lets requests in flight finish (bounded), closes modules, flushes logs.
+   * `drainMs`: first answer requests with `Connection: close` for up to that long (rolling restart).
+   */
+  close(options?: { graceMs?: number; drainMs?: number }): Promise<void>;
 }
 
 /**
@@ -80,17 +84,32 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
+  const invalidation = createInvalidationBus();
+  const refreshContract = async (moduleId: string, change: ContractChange) => {
+    const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
+    if (!target?.contributions.refreshContract) return false;
+    await target.contributions.refreshContract(change);
+    return true;
+  };
+  // Another worker took a sync upload: refresh this worker's copy of the module's contracts too.
+  invalidation.subscribe((event, origin) => {
+    if (origin !== 'peer') return;
+    logger.debug(`cache invalidation from another worker: ${event.kind} ${event.kind === 'file' ? event.path : `${event.moduleId} ${event.change.filePath}`}`);
+    if (event.kind === 'contract') {
+      refreshContract(event.moduleId, event.change).catch((err: unknown) => logger.error(`module ${event.moduleId} failed to refresh its contracts`, err as Error));
+    }
+  });
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
     signIn: createSignInService(settings, keys, logger.child('sign-in')),
+    invalidation,
     async notifyContractChange(moduleId: string, change: ContractChange) {
-      const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
-      if (!target?.contributions.refreshContract) return false;
-      await target.contributions.refreshContract(change);
-      return true;
+      const refreshed = await refreshContract(moduleId, change);
+      if (refreshed) invalidation.publish({ kind: 'contract', moduleId, change });
+      return refreshed;
     },
   };
 
@@ -171,9 +190,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     get tlsUrl() {
       return listeners.tlsUrl;
     },
-    close({ graceMs = 10_000 } = {}) {
+    close({ graceMs = 10_000, drainMs = 0 } = {}) {
       closing ??= (async () => {
-        await listeners.close(graceMs);
+        await listeners.close(graceMs, drainMs);
         for (const m of [...loaded].reverse()) {
           try {
             await m.contributions.close?.();
@@ -181,6 +200,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
             logger.error(`module ${m.id} failed to close`, err as Error);
           }
         }
+        invalidation.close();
         await sessionState?.close().catch((err: unknown) => logger.error('session store failed to close', err as Error));
         await logging.close();
       })();

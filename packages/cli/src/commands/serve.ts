@@ -1,13 +1,17 @@
+import cluster from 'node:cluster';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHost, HOST_VERSION, SettingsError, type AckHost } from '@ack/host';
+import { createHost, HOST_VERSION, SettingsError, STOP_MESSAGE, type AckHost } from '@ack/host';
 import { builtInModules } from '../registry.js';
-import { parsePort } from '../options.js';
+import { parsePort, parseWorkers } from '../options.js';
+import { servePrimary } from './serve-workers.js';
 
 export interface ServeOptions {
   appDir?: string;
   port?: number;
   host?: string;
+  /** `--workers N`: run as the primary of N workers (0: one per core); see docs/scale-out.md. */
+  workers?: number;
 }
 
 /**
@@ -16,6 +20,7 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions): Promise<void> {
   const appDir = path.resolve(options.appDir ?? process.cwd());
+  if (options.workers !== undefined && cluster.isPrimary) return servePrimary(appDir, options.workers);
   let host: AckHost;
   try {
     host = await createHost({ appDir, modules: builtInModules });
@@ -41,11 +46,11 @@ export async function serve(options: ServeOptions): Promise<void> {
   log.info(`listening on ${host.url}${options.host ? '' : ` (all interfaces, port ${new URL(host.url).port})`}`);
 
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (signal: string, drainMs = 0) => {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: stopping (finishing requests in flight)`);
-    host.close({ graceMs: 10_000 }).then(
+    host.close({ graceMs: 10_000, drainMs }).then(
       () => process.exit(0),
       (err: unknown) => {
         process.stderr.write(`ack: shut-down failed: ${(err as Error).message}\n`);
@@ -55,6 +60,14 @@ export async function serve(options: ServeOptions): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (cluster.isWorker) {
+    // The primary retires this worker (rolling restart, shut-down); a SIGHUP meant for the
+    // primary (a closed terminal reaches the whole group) must not end it.
+    process.on('message', (message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type === STOP_MESSAGE) stop('stop asked by the primary', 2_000);
+    });
+    process.on('SIGHUP', () => {});
+  }
 }
 
 export function registerServe(program: Command): void {
@@ -64,5 +77,6 @@ export function registerServe(program: Command): void {
     .option('--app-dir <dir>', 'folder holding appsettings.json (the entry base path); default: the current folder')
     .option('--port <n>', 'port to listen on (default AppSettings:ServerPort, 8421)', parsePort)
     .option('--host <addr>', 'address to listen on (default: all interfaces)')
+    .option('--workers <n>', 'run N worker processes behind the one port (0: one per core); SIGHUP or `ack reload` restarts them one at a time', parseWorkers)
     .action(async (opts: ServeOptions) => serve(opts));
 }

@@ -69,9 +69,17 @@ export class Listeners {
     return this.url;
   }
 
-  /** Stops accepting; idle keep-alive connections close as they become idle; the rest are cut after `graceMs`. */
-  async close(graceMs: number): Promise<void> {
-    await Promise.all([this.server, this.tlsServer].filter((s): s is http.Server => s !== undefined && s.listening).map((s) => closeGracefully(s, graceMs)));
+  /**
+   * Stops accepting; idle keep-alive connections close as they become idle; the rest are cut after
+   * `graceMs`. `drainMs` (a worker retired in a rolling restart, docs/scale-out.md): first, for up
+   * to that long, answer every request with `Connection: close` while still listening, so clients
+   * leave their kept-alive connections after a response instead of finding them closed under a
+   * request they just sent.
+   */
+  async close(graceMs: number, drainMs = 0): Promise<void> {
+    const servers = [this.server, this.tlsServer].filter((s): s is http.Server => s !== undefined && s.listening);
+    if (drainMs > 0) await Promise.all(servers.map((s) => drain(s, drainMs)));
+    await Promise.all(servers.map((s) => closeGracefully(s, graceMs)));
   }
 
   private limit<S extends http.Server>(server: S): S {
@@ -107,6 +115,18 @@ function listenOn(server: http.Server, port: number, host: string | undefined, s
       resolve(`${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`);
     });
   });
+}
+
+async function drain(server: http.Server, drainMs: number): Promise<void> {
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    res.shouldKeepAlive = false;
+  });
+  const deadline = Date.now() + drainMs;
+  while (Date.now() < deadline) {
+    const open = await new Promise<number>((resolve) => server.getConnections((err, n) => resolve(err ? 0 : n)));
+    if (open === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function closeGracefully(server: http.Server, graceMs: number): Promise<void> {

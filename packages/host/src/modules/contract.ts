@@ -5,6 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { SignInService } from '../sign-in/index.js';
+import type { InvalidationBus } from '../cluster/invalidation.js';
 
 /**
  * The module contract (DESIGN §3). A module is a factory; the host calls it once at start with a
@@ -110,6 +111,11 @@ export interface HostServices {
   createRouter(): Router;
   /** Ids of the modules that loaded, in load order. */
   loadedModules(): readonly string[];
+  /**
+   * Cache invalidation shared by every worker of the host (docs/scale-out.md): publish when a file
+   * or contract changed; subscribe to drop what a cache holds for it.
+   */
+  invalidation: InvalidationBus;
   /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
   signIn: SignInService;
 }

@@ -45,7 +45,11 @@ export function createKeyring(configuredKey: string, keyFile: string, previous: 
     }
     return k;
   };
-  const older = previous.map((p) => ({ master: Buffer.from(p.Key, 'utf8'), until: Date.parse(p.ValidUntil) }));
+  // `file:<content of signing.key>` names a key that came from the key file (base64url bytes).
+  const older = previous.map((p) => ({
+    master: p.Key.startsWith('file:') ? Buffer.from(p.Key.slice(5).trim(), 'base64url') : Buffer.from(p.Key, 'utf8'),
+    until: Date.parse(p.ValidUntil),
+  }));
   return {
     source,
     key,

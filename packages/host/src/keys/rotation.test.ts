@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '../modules/contract.js';
@@ -56,6 +59,19 @@ describe('signing-key rotation', () => {
     expect(rotated.key('auth-cookie')).toEqual(createKeyring(NEW, '/nonexistent/x').key('auth-cookie'));
     expect(rotated.keys('auth-cookie', Date.parse(until) - 1)).toEqual([rotated.key('auth-cookie'), old.key('auth-cookie')]);
     expect(rotated.keys('auth-cookie', Date.parse(until))).toEqual([rotated.key('auth-cookie')]);
+  });
+
+  it('a previous key that came from the key file is named by its content with file:', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-keyfile-'));
+    try {
+      const keyFile = path.join(dir, 'signing.key');
+      const fromFile = createKeyring('', keyFile);
+      expect(fromFile.source).toBe('file');
+      const rotated = createKeyring(NEW, keyFile, [{ Key: `file:${fs.readFileSync(keyFile, 'utf8')}`, ValidUntil: '2999-01-01' }]);
+      expect(rotated.keys('session')[1]).toEqual(fromFile.key('session'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sign-in and session cookies signed with the old key are accepted by hosts on the new key until the date, then refused', async () => {

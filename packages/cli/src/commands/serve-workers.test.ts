@@ -117,6 +117,23 @@ describe('ack serve --workers', () => {
     expect((await fetch(`${served.url}/hello.txt`)).status).toBe(200);
   });
 
+  it('stops with exit 1 and the store named (never its password) when the session database is not there', async () => {
+    const h = hosts.home({
+      AppSettings: {
+        LoadModules: [],
+        SessionState: { CacheType: 'MySql', StoreStartupWaitSeconds: 1, MySqlConnectionString: 'Server=127.0.0.1;Port=1;Uid=root;Pwd=never-shown-77;' },
+      },
+      Serilog: { WriteTo: [] },
+    });
+    for (const extra of [[], ['--workers', '2']]) {
+      const run = await runAck(['serve', '--app-dir', h.appDir, '--port', '0', '--host', '127.0.0.1', ...extra], { timeoutMs: 30_000 });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/session store MySql at 127\.0\.0\.1:1 is not reachable after 1 s/);
+      expect(run.stdout + run.stderr).not.toContain('never-shown-77');
+    }
+    expect(fs.existsSync(path.join(h.home, '.ack', 'ack.pid'))).toBe(false);
+  });
+
   it('ack reload without a running primary says so', async () => {
     const h = home();
     const run = await runAck(['reload', '--app-dir', h.appDir]);

@@ -26,14 +26,14 @@ describe('.NET connection strings', () => {
 
   it('MySQL / MariaDB: Server, Port, Database, Uid, Pwd, SslMode', () => {
     expect(parseMySqlConnectionString('Server=10.0.0.5;Port=3307;Database=app;Uid=ack;Pwd=s3cret;SslMode=Required;')).toEqual({
-      host: '10.0.0.5', port: 3307, database: 'app', user: 'ack', password: 's3cret', connectTimeoutSeconds: undefined, ssl: 'required',
+      host: '10.0.0.5', port: 3307, database: 'app', user: 'ack', password: 's3cret', connectTimeoutSeconds: undefined, ssl: 'require',
     });
     expect(parseMySqlConnectionString('Host=h;User Id=u;Password=p').port).toBe(3306);
   });
 
   it('PostgreSQL: Npgsql keywords', () => {
     expect(parsePostgreSqlConnectionString('Host=pg;Port=5433;Database=d;Username=u;Password=p;Timeout=3')).toMatchObject({
-      host: 'pg', port: 5433, database: 'd', user: 'u', password: 'p', connectTimeoutSeconds: 3, ssl: 'disable',
+      host: 'pg', port: 5433, database: 'd', user: 'u', password: 'p', connectTimeoutSeconds: 3, ssl: 'none',
     });
   });
 

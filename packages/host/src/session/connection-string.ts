@@ -121,50 +121,54 @@ export interface SqlConnection {
   connectTimeoutSeconds: number | undefined;
 }
 
+/** The keywords MySQL, PostgreSQL and SQL Server connection strings have in common. */
+function sqlConnection(kv: Keywords, setting: string, defaultPort: number, hostWord: string, timeoutWord: string): SqlConnection {
+  return {
+    host: required(pick(kv, HOST), hostWord, setting),
+    port: port(pick(kv, ['port']), defaultPort, setting),
+    database: pick(kv, DATABASE),
+    user: pick(kv, USER),
+    password: pick(kv, PASSWORD),
+    connectTimeoutSeconds: seconds(pick(kv, TIMEOUT), timeoutWord, setting),
+  };
+}
+
+/** TLS to the database: MySqlConnector's and Npgsql's spellings of the same five modes. */
+export type SslMode = 'none' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
+
+const SSL_MODES: Record<string, SslMode> = {
+  none: 'none', disable: 'none', preferred: 'prefer', prefer: 'prefer', allow: 'prefer',
+  required: 'require', require: 'require', verifyca: 'verify-ca', verifyfull: 'verify-full',
+};
+
+function sslMode(kv: Keywords, setting: string): SslMode {
+  const text = pick(kv, ['sslmode', 'ssl mode']);
+  if (text === undefined) return 'none';
+  const mode = SSL_MODES[text.toLowerCase().replace(/[^a-z]/g, '')];
+  if (!mode) throw new ConnectionStringError(`${setting}: SSL Mode "${text}" is not one of None, Preferred, Required, VerifyCA, VerifyFull`);
+  return mode;
+}
+
 /** MySQL and MariaDB (MySqlConnector keywords): `Server=...;Port=3306;Database=...;Uid=...;Pwd=...;SslMode=...`. */
 export interface MySqlConnection extends SqlConnection {
-  ssl: 'none' | 'preferred' | 'required' | 'verifyca' | 'verifyfull';
+  ssl: SslMode;
 }
 
 export function parseMySqlConnectionString(text: string, setting = 'MySqlConnectionString'): MySqlConnection {
   const kv = parseKeyValues(text, setting);
   checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'sslmode', 'ssl mode', 'charset', 'character set', 'pooling', 'allow user variables', 'allowuservariables', 'default command timeout'], setting);
-  const sslText = (pick(kv, ['sslmode', 'ssl mode']) ?? 'none').toLowerCase();
-  const ssls = ['none', 'preferred', 'required', 'verifyca', 'verifyfull'] as const;
-  const ssl = ssls.find((s) => s === sslText);
-  if (!ssl) throw new ConnectionStringError(`${setting}: SslMode "${sslText}" is not one of None, Preferred, Required, VerifyCA, VerifyFull`);
-  return {
-    host: required(pick(kv, HOST), 'Server', setting),
-    port: port(pick(kv, ['port']), 3306, setting),
-    database: pick(kv, DATABASE),
-    user: pick(kv, USER),
-    password: pick(kv, PASSWORD),
-    connectTimeoutSeconds: seconds(pick(kv, TIMEOUT), 'Connect Timeout', setting),
-    ssl,
-  };
+  return { ...sqlConnection(kv, setting, 3306, 'Server', 'Connect Timeout'), ssl: sslMode(kv, setting) };
 }
 
 /** PostgreSQL (Npgsql keywords): `Host=...;Port=5432;Database=...;Username=...;Password=...;SSL Mode=...`. */
 export interface PostgreSqlConnection extends SqlConnection {
-  ssl: 'disable' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
+  ssl: SslMode;
 }
 
 export function parsePostgreSqlConnectionString(text: string, setting = 'PostgreSqlConnectionString'): PostgreSqlConnection {
   const kv = parseKeyValues(text, setting);
   checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'sslmode', 'ssl mode', 'pooling', 'application name', 'search path'], setting);
-  const sslText = (pick(kv, ['sslmode', 'ssl mode']) ?? 'disable').toLowerCase().replace(/[^a-z]/g, '');
-  const map = { disable: 'disable', prefer: 'prefer', require: 'require', verifyca: 'verify-ca', verifyfull: 'verify-full', allow: 'prefer' } as const;
-  const ssl = map[sslText as keyof typeof map];
-  if (!ssl) throw new ConnectionStringError(`${setting}: SSL Mode "${sslText}" is not one of Disable, Prefer, Require, VerifyCA, VerifyFull`);
-  return {
-    host: required(pick(kv, HOST), 'Host', setting),
-    port: port(pick(kv, ['port']), 5432, setting),
-    database: pick(kv, DATABASE),
-    user: pick(kv, USER),
-    password: pick(kv, PASSWORD),
-    connectTimeoutSeconds: seconds(pick(kv, TIMEOUT), 'Timeout', setting),
-    ssl,
-  };
+  return { ...sqlConnection(kv, setting, 5432, 'Host', 'Timeout'), ssl: sslMode(kv, setting) };
 }
 
 /**
@@ -187,7 +191,8 @@ export function parseSqlServerConnectionString(text: string, setting = 'SqlServe
     throw new ConnectionStringError(`${setting}: Integrated Security (Windows authentication) is not available on Node; use User ID and Password`);
   }
   if (integrated !== 'false' && integrated !== 'no') throw new ConnectionStringError(`${setting}: Integrated Security "${integrated}" is not true, false or SSPI`);
-  let source = required(pick(kv, HOST), 'Data Source', setting).replace(/^tcp:/i, '');
+  const common = sqlConnection(kv, setting, 1433, 'Data Source', 'Connect Timeout');
+  let source = common.host.replace(/^tcp:/i, '');
   let portText = pick(kv, ['port']);
   const comma = source.indexOf(',');
   if (comma >= 0) {
@@ -204,13 +209,10 @@ export function parseSqlServerConnectionString(text: string, setting = 'SqlServe
   const encryptText = (pick(kv, ['encrypt']) ?? 'true').toLowerCase();
   const encrypt = encryptText === 'strict' ? 'strict' : encryptText === 'mandatory' ? true : encryptText === 'optional' ? false : bool(encryptText, 'Encrypt', setting)!;
   return {
+    ...common,
     host: source,
     port: port(portText, 1433, setting),
     instanceName,
-    database: pick(kv, DATABASE),
-    user: pick(kv, USER),
-    password: pick(kv, PASSWORD),
-    connectTimeoutSeconds: seconds(pick(kv, TIMEOUT), 'Connect Timeout', setting),
     encrypt,
     trustServerCertificate: bool(pick(kv, ['trustservercertificate', 'trust server certificate']), 'TrustServerCertificate', setting) ?? false,
     applicationName: pick(kv, ['application name', 'app']),

@@ -119,28 +119,24 @@ export class SqlSessionStore extends SharedSessionStore {
   }
 }
 
-export function mySqlKnexConnection(c: MySqlConnection): Knex.StaticConnectionConfig {
+/** host, port, credentials, database and TLS, as mysql2 and pg both name them. */
+function tcpConnection(c: MySqlConnection | PostgreSqlConnection) {
   return {
     host: c.host,
     port: c.port,
     user: c.user,
     password: c.password,
     database: c.database,
-    connectTimeout: (c.connectTimeoutSeconds ?? 5) * 1000,
-    ...(c.ssl === 'none' || c.ssl === 'preferred' ? {} : { ssl: { rejectUnauthorized: c.ssl !== 'required' } }),
-  } as Knex.MySql2ConnectionConfig;
+    ...(c.ssl === 'none' || c.ssl === 'prefer' ? {} : { ssl: { rejectUnauthorized: c.ssl !== 'require' } }),
+  };
+}
+
+export function mySqlKnexConnection(c: MySqlConnection): Knex.StaticConnectionConfig {
+  return { ...tcpConnection(c), connectTimeout: (c.connectTimeoutSeconds ?? 5) * 1000 } as Knex.MySql2ConnectionConfig;
 }
 
 export function postgreSqlKnexConnection(c: PostgreSqlConnection): Knex.StaticConnectionConfig {
-  return {
-    host: c.host,
-    port: c.port,
-    user: c.user,
-    password: c.password,
-    database: c.database,
-    connectionTimeoutMillis: (c.connectTimeoutSeconds ?? 5) * 1000,
-    ...(c.ssl === 'disable' || c.ssl === 'prefer' ? {} : { ssl: { rejectUnauthorized: c.ssl !== 'require' } }),
-  } as Knex.PgConnectionConfig;
+  return { ...tcpConnection(c), connectionTimeoutMillis: (c.connectTimeoutSeconds ?? 5) * 1000 } as Knex.PgConnectionConfig;
 }
 
 export function sqlServerKnexConnection(c: SqlServerConnection): Knex.StaticConnectionConfig {

@@ -11,7 +11,7 @@ import {
   parseRedisConnectionString,
   parseSqlServerConnectionString,
 } from './connection-string.js';
-import { describe, type SharedSessionStore } from './store-base.js';
+import { describeError, type SharedSessionStore } from './store-base.js';
 import { SqlSessionStore, mySqlKnexConnection, postgreSqlKnexConnection, sqlServerKnexConnection } from './sql-store.js';
 import { RedisSessionStore } from './redis-store.js';
 
@@ -55,7 +55,7 @@ export async function createSessionState(
     const timer = setInterval(() => {
       shared.cleanup(Date.now()).then(
         (n) => n > 0 && logger.debug(`session store ${shared.kind}: ${n} expired sessions deleted`),
-        (err: unknown) => logger.warn(`session store ${shared.kind} at ${shared.where}: clean-up failed: ${describe(err)}`),
+        (err: unknown) => logger.warn(`session store ${shared.kind} at ${shared.where}: clean-up failed: ${describeError(err)}`),
       );
     }, state.CleanupIntervalSeconds * 1000);
     timer.unref();

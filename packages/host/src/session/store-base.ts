@@ -47,7 +47,7 @@ export abstract class SharedSessionStore extends session.Store {
       await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, deadline - Date.now()))));
     }
     throw new Error(
-      `session store ${this.kind} at ${this.where} is not reachable after ${Math.round(waitMs / 1000)} s: ${describe(last)}`,
+      `session store ${this.kind} at ${this.where} is not reachable after ${Math.round(waitMs / 1000)} s: ${describeError(last)}`,
     );
   }
 
@@ -62,7 +62,7 @@ export abstract class SharedSessionStore extends session.Store {
     } catch (err) {
       if (!this.down) {
         this.down = true;
-        this.logger.error(`session store ${this.kind} at ${this.where} failed: ${describe(err)}`);
+        this.logger.error(`session store ${this.kind} at ${this.where} failed: ${describeError(err)}`);
       }
       throw new ProblemError({
         status: 503,
@@ -100,7 +100,7 @@ export abstract class SharedSessionStore extends session.Store {
 }
 
 /** An error as one redacted line: drivers may echo connection details. */
-export function describe(err: unknown): string {
+export function describeError(err: unknown): string {
   const e = err as { code?: string; message?: string } | undefined;
   const text = e?.message || e?.code || String(err);
   return redactSecretsInText(e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text).replace(/\s+/g, ' ').slice(0, 300);

@@ -109,7 +109,12 @@ describe('ack serve --workers', () => {
     fs.writeFileSync(settingsFile, good.replace('"AppSettings": {', '"AppSettings": { "SystemID": 5,'));
     await waitForOutput(served, /configuration change in .*appsettings\.json not applied; the workers keep serving: .*SystemID: expected a string/);
     expect((await fetch(`${served.url}/hello.txt`)).status).toBe(200);
+    const moduleJson = path.join(h.home, 'modules', 'wwwroot', 'module.json');
+    fs.writeFileSync(moduleJson, '{ "ModuleID": "wwwroot", ');
+    await waitForOutput(served, /configuration change in .*module\.json not applied; the workers keep serving/);
+    expect((await fetch(`${served.url}/hello.txt`)).status).toBe(200);
     expect(served.output()).not.toMatch(/rolling restart \(/);
+    fs.writeFileSync(moduleJson, JSON.stringify({ ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } }));
 
     fs.writeFileSync(settingsFile, good.replace('"AppSettings": {', '"AppSettings": { "SystemID": "NEW",'));
     await waitForOutput(served, /rolling restart \(.*appsettings\.json changed\)/);

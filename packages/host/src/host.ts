@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import path from 'node:path';
 import express from 'express';
-import type { AckRequest, ContractChange, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
+import type { AckRequest, ContractChange, ContractSyncEvent, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
 import type { HostSettings } from './settings/schema.js';
@@ -17,6 +17,7 @@ import { createSessionMiddleware } from './session/create-session.js';
 import { createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
 import { Listeners, type ListenOptions } from './lifecycle/listeners.js';
+import { createUpgrades, type Upgrades } from './websocket/index.js';
 
 export type { ListenOptions };
 
@@ -41,6 +42,8 @@ export interface AckHost {
   readonly modules: readonly LoadedModule[];
   readonly skippedModules: readonly SkippedModule[];
   readonly server: http.Server;
+  /** WebSocket handling: attach it to any other server that should accept the modules' sockets. */
+  readonly upgrades: Upgrades;
   /** Base URL once listening, e.g. `http://127.0.0.1:8421`. */
   readonly url: string;
   /** HTTPS base URL when a certificate is configured and its listener started, else empty. */
@@ -69,12 +72,26 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
+  const contractSyncListeners = new Set<(event: ContractSyncEvent) => void>();
+  const emitContractSync = (event: ContractSyncEvent) => {
+    for (const listener of contractSyncListeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        logger.error('a contract sync listener failed', err as Error);
+      }
+    }
+  };
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
     signIn: createSignInService(settings, keys, logger.child('sign-in')),
+    onContractSync(listener) {
+      contractSyncListeners.add(listener);
+      return () => void contractSyncListeners.delete(listener);
+    },
     async notifyContractChange(moduleId: string, change: ContractChange) {
       const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
       if (!target?.contributions.refreshContract) return false;
@@ -90,7 +107,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
   const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
   const routes: ModuleRoutes[] = [
-    ...createContractSyncRoutes(settings, paths, logger.child('contractsync')),
+    ...createContractSyncRoutes(settings, paths, logger.child('contractsync'), emitContractSync),
     ...loaded.flatMap((m) => m.contributions.routes ?? []),
   ];
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
@@ -137,7 +154,14 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     runHandlers(edge.handlers, req, res, toPublic, fail);
   };
 
-  const listeners = new Listeners(settings, paths, onRequest, logger);
+  const upgrades = createUpgrades({
+    settings,
+    edge,
+    upgrades: loaded.flatMap((m) => m.contributions.upgrades ?? []),
+    requestPhases: [sessionMiddleware, signIn].filter((phase) => phase !== undefined),
+    logger: logger.child('websocket'),
+  });
+  const listeners = new Listeners(settings, paths, onRequest, logger, upgrades);
 
   let closing: Promise<void> | undefined;
   const host: AckHost = {
@@ -149,6 +173,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     modules: loaded,
     skippedModules: result.skipped,
     server: listeners.server,
+    upgrades,
     get url() {
       return selfUrl;
     },
@@ -162,6 +187,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     },
     close({ graceMs = 10_000 } = {}) {
       closing ??= (async () => {
+        // Sockets first: an open WebSocket would hold its listener open for the whole grace time.
+        await upgrades.closeAll(Math.min(graceMs, 2_000));
         await listeners.close(graceMs);
         for (const m of [...loaded].reverse()) {
           try {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express from 'express';
-import type { ModuleRoutes } from '../modules/contract.js';
+import type { ContractSyncEvent, ModuleRoutes } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
@@ -51,7 +51,12 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
  * `POST /contractsync` (spec 4.5, DESIGN §5 "Contract sync"): only when `UseContractSync` is true
  * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither.
  */
-export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, logger: Logger): ModuleRoutes[] {
+export function createContractSyncRoutes(
+  settings: HostSettings,
+  paths: HostPaths,
+  logger: Logger,
+  onSynced: (event: ContractSyncEvent) => void = () => {},
+): ModuleRoutes[] {
   const app = settings.AppSettings;
   if (!app.UseContractSync) return [];
   const maxBytes = app.Security.MaxContractSyncFileBytes;
@@ -95,6 +100,7 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
         file = undefined;
         const existed = await removeFilesTogether(request.targets.map((t) => t.absolute)).catch(rethrowFolder);
         logger.info(`contract sync: deleted ${request.contractType}/${request.relative} of ${request.moduleID}`);
+        onSynced(syncEvent(request));
         return res.json({ ...result, targets: request.targets.map((t, i) => ({ path: t.absolute, existed: existed[i] })) });
       }
 
@@ -106,6 +112,7 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
       const existed = await commitStaged(request.targets.map((t, i) => ({ staged: staged[i]!, target: t.absolute }))).catch(rethrowFolder);
       staged.length = 0;
       logger.info(`contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${first.bytes} bytes)`);
+      onSynced(syncEvent(request));
       res.json({
         ...result,
         bytes: first.bytes,
@@ -126,6 +133,12 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
   return [{ mount: '/contractsync', handler: router }];
 }
 
+const syncEvent = (request: ContractSyncRequest): ContractSyncEvent => ({
+  moduleID: request.moduleID,
+  contractType: request.contractType,
+  change: request.change,
+  files: request.targets.map((t) => t.absolute),
+});
 
 function rethrowFolder(err: unknown): never {
   if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw bad('not_a_file', 'The destination is a folder, not a file.');

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
+import type { Upgrades } from '../websocket/index.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 
 type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -37,6 +38,7 @@ export class Listeners {
     private readonly paths: HostPaths,
     private readonly onRequest: RequestListener,
     private readonly logger: Logger,
+    private readonly upgrades?: Pick<Upgrades, 'attachUpgrades'>,
   ) {
     const limits = settings.Kestrel.Limits;
     const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
@@ -49,6 +51,7 @@ export class Listeners {
       requestTimeout: 600_000,
     };
     this.server = this.limit(http.createServer(this.options, onRequest));
+    this.upgrades?.attachUpgrades(this.server);
   }
 
   async listen(options: ListenOptions = {}): Promise<string> {
@@ -60,6 +63,7 @@ export class Listeners {
       try {
         // A certificate that does not match its key or passphrase throws here.
         const server = this.limit(https.createServer({ ...this.options, ...tls }, this.onRequest));
+        this.upgrades?.attachUpgrades(server);
         this.tlsUrl = await listenOn(server, port, options.host, 'https');
         this.tlsServer = server;
       } catch (err) {

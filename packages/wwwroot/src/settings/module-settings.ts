@@ -53,6 +53,8 @@ const ModuleConfigSchema = z.looseObject({
   ModuleLogFilePath: pathString(''),
   AuthorizationKey: z.string().default(''),
   DevAutoSignIn: DevAccountSchema.prefault({}),
+  /** Live reload (docs/live-reload.md); unset follows `RunningEnvironment` `D`; never in `P`. */
+  IsEnabledLiveReload: z.boolean().optional(),
 });
 
 const ModuleJsonSchema = z.looseObject({
@@ -82,6 +84,8 @@ export interface WwwrootSettings {
   /** Key a caller presents in the `AuthorizationKey` header (default SystemID + RunningEnvironment + HostName). */
   authorizationKey: string;
   devAutoSignIn: DevAccountSetting;
+  /** Live reload is on: in development unless `IsEnabledLiveReload` is false, elsewhere when it is true, never in production. */
+  liveReload: boolean;
   /** The whole ModuleConfig, for settings read by one capability only. */
   raw: Record<string, unknown>;
 }
@@ -105,6 +109,7 @@ export function parseWwwrootSettings(ctx: ModuleContext): WwwrootSettings {
     moduleLogFilePath: c.ModuleLogFilePath.trim() === '' ? undefined : ctx.paths.resolve(c.ModuleLogFilePath),
     authorizationKey: c.AuthorizationKey || `${app.SystemID}${app.RunningEnvironment}${app.HostName}`,
     devAutoSignIn: c.DevAutoSignIn,
+    liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
     raw: c as Record<string, unknown>,
   };
 }

@@ -1,5 +1,7 @@
+import { once } from 'node:events';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { useTestHosts, type TestHome } from '@ack/host/test-support';
 import { runAck, startAckServe } from '../test-support/spawn-ack.js';
 
@@ -33,6 +35,19 @@ describe('ack serve', () => {
     expect(served.output()).toMatch(/SIGTERM: stopping/);
     expect(served.output()).toMatch(/slow module closed/);
     await expect(fetch(`${served.url}/slow/api?ms=1`)).rejects.toThrow();
+  });
+
+  it('closes every open WebSocket with 1001 (going away) on SIGTERM, then exits 0', async () => {
+    home = hosts.home({ AppSettings: { LoadModules: ['wwwroot'], RunningEnvironment: 'D' }, Serilog: consoleOnly }, {
+      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { IsEnabledLiveReload: true } },
+    });
+    const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
+    const sockets = [0, 1].map(() => new WebSocket(`${served.url.replace(/^http/, 'ws')}/wwwroot/api/live-reload`));
+    await Promise.all(sockets.map((s) => once(s, 'open')));
+    const codes = Promise.all(sockets.map(async (s) => ((await once(s, 'close')) as [number])[0]));
+    served.child.kill('SIGTERM');
+    expect(await codes).toEqual([1001, 1001]);
+    expect(await served.exited).toBe(0);
   });
 
   it('logs version, entry base path, URL and modules loaded and skipped at start', async () => {

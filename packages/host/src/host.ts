@@ -17,7 +17,7 @@ import { createSessionMiddleware } from './session/create-session.js';
 import { createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
 import { Listeners, type ListenOptions } from './lifecycle/listeners.js';
-import { createUpgrades, type Upgrades } from './websocket/index.js';
+import { createUpgrades, upgradeRequiredRoutes, type Upgrades } from './websocket/index.js';
 
 export type { ListenOptions };
 
@@ -109,6 +109,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const routes: ModuleRoutes[] = [
     ...createContractSyncRoutes(settings, paths, logger.child('contractsync'), emitContractSync),
     ...loaded.flatMap((m) => m.contributions.routes ?? []),
+    ...upgradeRequiredRoutes(loaded.flatMap((m) => m.contributions.upgrades ?? [])),
   ];
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
   const underRoute = (rawPath: string) => {

@@ -3,12 +3,12 @@ import type { Duplex } from 'node:stream';
 import type { EventEmitter } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Request, RequestHandler, Response } from 'express';
-import type { AckRequest, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
+import type { AckRequest, ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { Edge } from '../pipeline/edge/index.js';
 import { createIpAllowList } from '../pipeline/edge/ip-allow-list.js';
-import { problemBody, type Problem } from '../http/problem.js';
+import { problemBody, sendProblem, type Problem } from '../http/problem.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { createUpgradeDecider } from './rules.js';
 
@@ -188,6 +188,15 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
       server.close();
     },
   };
+}
+
+/** A plain request (no `Upgrade`) at a socket's path: 426, naming the protocol to upgrade to. */
+export function upgradeRequiredRoutes(upgrades: readonly ModuleUpgrade[]): ModuleRoutes[] {
+  return upgrades.map((u) => ({
+    mount: u.path,
+    handler: (req, res) =>
+      sendProblem(res, { status: 426, code: 'websocket.upgrade_required', detail: 'This path is a WebSocket: open it with an Upgrade: websocket request.', headers: { Upgrade: 'websocket', Connection: 'Upgrade' } }, req.method),
+  }));
 }
 
 /** Answers a refused upgrade with a problem body (no upgrade happens) and ends the connection. */

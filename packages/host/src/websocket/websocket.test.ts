@@ -157,6 +157,14 @@ describe('WebSocket upgrades', () => {
     live.socket.close();
   });
 
+  it('answers a plain GET at a socket path with 426 Upgrade Required', async () => {
+    const { url } = await startEcho();
+    const res = await fetch(`${url}/echo/socket`);
+    expect(res.status).toBe(426);
+    expect(res.headers.get('upgrade')).toBe('websocket');
+    expect(((await res.json()) as { code: string }).code).toBe('websocket.upgrade_required');
+  });
+
   it('answers 404 for a path no module offers, and closes every socket with 1001 when the host closes', async () => {
     const { ws, url, close } = await startEcho();
     expect((await refusal(`${url.replace(/^http/, 'ws')}/other/socket`)).status).toBe(404);

@@ -77,7 +77,11 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
             continue;
           }
           alive.delete(socket);
-          socket.ping();
+          try {
+            socket.ping();
+          } catch {
+            socket.terminate(); // not open any more
+          }
         }
       }, heartbeatMs)
     : undefined;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
@@ -36,9 +37,14 @@ const echoModule: AckModuleFactory = (ctx) => {
   };
 };
 
-async function startEcho(appSettings: Record<string, unknown> = {}, sections: Record<string, unknown> = {}) {
+async function startEcho(appSettings: Record<string, unknown> = {}, sections: Record<string, unknown> = {}, tls = false) {
   const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['echo'], ...appSettings }, ...sections }), moduleFiles(['echo']));
-  const started = await hosts.start(home, { echo: echoModule });
+  if (tls) {
+    // A self-signed PEM pair for 127.0.0.1, for the HTTPS listener.
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', `${home.appDir}/ws.key`, '-out', `${home.appDir}/ws.crt`], { stdio: 'ignore' });
+  }
+  const started = await hosts.start(home, { echo: echoModule }, {}, tls ? { tlsPort: 0 } : {});
   return { ...started, ws: started.url.replace(/^http/, 'ws') + '/echo/socket' };
 }
 
@@ -155,6 +161,15 @@ describe('WebSocket upgrades', () => {
     expect(live.socket.readyState).toBe(WebSocket.OPEN);
     await expect.poll(() => host.upgrades.open).toBe(1);
     live.socket.close();
+  });
+
+  it('accepts wss:// on the HTTPS listener, where the same origin is the https one', async () => {
+    const { host } = await startEcho({ ServerDevCertFilePath: 'ws.crt', ServerDevCertKeyFilePath: 'ws.key' }, {}, true);
+    const wss = host.tlsUrl.replace(/^https/, 'wss') + '/echo/socket';
+    const { socket, greeting } = await connect(wss, { rejectUnauthorized: false, origin: host.tlsUrl });
+    expect(greeting.user).toBeNull();
+    socket.close();
+    expect((await refusal(wss, { rejectUnauthorized: false, origin: host.tlsUrl.replace('https:', 'http:') })).status).toBe(403);
   });
 
   it('answers a plain GET at a socket path with 426 Upgrade Required', async () => {

@@ -68,7 +68,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
 
   const alive = new WeakSet<WebSocket>();
   const heartbeatMs = parseTimeSpanMs(ws.KeepAliveInterval);
-  const heartbeat = heartbeatMs > 0
+  const heartbeat = heartbeatMs > 0 && byPath.size > 0
     ? setInterval(() => {
         // A peer that did not answer the last ping within one interval is gone: drop it.
         for (const socket of sockets) {

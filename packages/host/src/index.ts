@@ -26,7 +26,7 @@ export type { HostPaths } from './paths/host-paths.js';
 export { expandEnvVars } from './paths/env-expand.js';
 export { resolveContainedPath, checkNoSymlinkEscape } from './paths/contained-path.js';
 export type { ContainedPath, PathRejection } from './paths/contained-path.js';
-export { ProblemError, problemBody, sendProblem } from './http/problem.js';
+export { ProblemError, isWellFormedProblem, problemBody, sendProblem } from './http/problem.js';
 export type { Problem } from './http/problem.js';
 export { isApiRequest, sendNotFound } from './pipeline/errors.js';
 export type { Keyring } from './keys/keyring.js';

@@ -59,11 +59,12 @@ export interface AckHost {
  */
 export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const env = options.env ?? process.env;
-  const { settings, file: settingsFile } = loadHostSettings(options.appDir, env);
+  const { settings, file: settingsFile, warnings } = loadHostSettings(options.appDir, env);
   const paths = createHostPaths(path.dirname(settingsFile), env);
   const logging = createHostLogging(settings, paths, options.logging);
   const logger = logging.logger;
   logger.debug('effective settings ' + JSON.stringify(redactSettings(settings)));
+  for (const warning of warnings) logger.warn(warning);
   const app = settings.AppSettings;
   const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'));
 
@@ -179,5 +180,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   for (const s of result.skipped) logger.info(`module ${s.id} skipped: ${s.reason}`);
   for (const m of loaded) logger.info(`module ${m.id} loaded from ${m.directory}`);
+  if (loaded.length === 0) {
+    logger.warn(`no module loaded: every request will be answered 404 (AppSettings:LoadModules names ${app.LoadModules.length === 0 ? 'none' : app.LoadModules.join(', ')}; modules are looked for in ${paths.resolve(app.LoadModuleBasePath)})`);
+  }
   return host;
 }

@@ -16,7 +16,10 @@ export type {
 } from './modules/contract.js';
 export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';
-export { readJsonFile } from './settings/json-file.js';
+export { readJsonFile, JsonFileError } from './settings/json-file.js';
+export type { JsonFile } from './settings/json-file.js';
+export { closestKey, describeUnknownKeys, findUnknownKeys } from './settings/unknown-keys.js';
+export type { UnknownKey, UnknownKeyOptions } from './settings/unknown-keys.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';
 export { redactSettings, redactSecretsInText, redactValue, isSecretKey, REDACTED } from './settings/redact.js';

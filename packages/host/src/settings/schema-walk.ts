@@ -89,6 +89,22 @@ export function canonicalKey(schema: Schema | undefined, key: string): string {
   return Object.keys(shape).find((k) => k.toLowerCase() === lower) ?? key;
 }
 
+/** The keys an object schema (or the object option of a union) names; undefined when not an object. */
+export function objectKeys(schema: Schema | undefined): string[] | undefined {
+  const shape = schema && objectOption(schema);
+  return shape ? Object.keys(shape) : undefined;
+}
+
+/** True when an object schema takes any key (a record, or an object with a typed catch-all). */
+export function takesAnyKey(schema: Schema | undefined): boolean {
+  if (!schema) return false;
+  const { node } = unwrap(schema);
+  const def = defOf(node);
+  if (def.type === 'record') return true;
+  const catchall = def.catchall as Schema | undefined;
+  return def.type === 'object' && catchall !== undefined && defOf(catchall).type !== 'unknown';
+}
+
 /** The object branch of a schema (an object, or the object option of a union). */
 function objectOption(schema: Schema): Record<string, Schema> | undefined {
   const { node } = unwrap(schema);
@@ -147,6 +163,11 @@ export function canonicalize(value: unknown, schema: Schema | undefined): unknow
     }
     return value;
   }
+  // .NET configuration holds every value as text, so "true" and "60" in a JSON file mean true and 60
+  // (docs/configuration.md). A number where text is expected stays an error: it is more often a
+  // mistake than a choice.
+  if (typeof value === 'string' && kind === 'boolean' && /^\s*(true|false)\s*$/i.test(value)) return value.trim().toLowerCase() === 'true';
+  if (typeof value === 'string' && kind === 'number' && NUMBER_TEXT.test(value.trim())) return Number(value.trim());
   if (Array.isArray(value)) {
     const element = childSchema(schema, 0);
     return value.map((v) => canonicalize(v, element));
@@ -162,6 +183,9 @@ export function canonicalize(value: unknown, schema: Schema | undefined): unknow
   }
   return value;
 }
+
+/** A number as .NET parses one from text (sign, decimals, exponent). */
+export const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
 interface NumberBounds {
   integer: boolean;

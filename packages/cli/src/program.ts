@@ -3,6 +3,7 @@ import { HOST_VERSION } from '@ack/host';
 import { registerServe } from './commands/serve.js';
 import { registerInit } from './commands/init.js';
 import { registerCatalog } from './commands/catalog.js';
+import { registerCheck } from './commands/check.js';
 import { registerSync } from './commands/sync.js';
 import { registerContractSync } from './commands/contract-sync.js';
 import { registerManifest } from './commands/manifest.js';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text, write) => write(`ack: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`) });
   registerServe(program);
   registerInit(program);
+  registerCheck(program);
   registerCatalog(program);
   registerSync(program);
   registerContractSync(program);

@@ -18,7 +18,7 @@ export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';
 export { readJsonFile, JsonFileError } from './settings/json-file.js';
 export type { JsonFile } from './settings/json-file.js';
-export { closestKey, describeUnknownKeys, findUnknownKeys } from './settings/unknown-keys.js';
+export { closestKey, describeUnknownKeys, findUnknownKeys, unknownModuleJsonKeys } from './settings/unknown-keys.js';
 export type { UnknownKey, UnknownKeyOptions } from './settings/unknown-keys.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { AckModuleFactory, ModuleContributions } from '@ack/host';
 import { parseWwwrootSettings } from './settings/module-settings.js';
 import type { FileCacheControl, WwwrootRuntime } from './runtime.js';
@@ -9,7 +10,7 @@ import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
-export type { WwwrootSettings, DevAccountSetting } from './settings/module-settings.js';
+export type { WwwrootSettings, WwwrootSettingsSource, DevAccountSetting } from './settings/module-settings.js';
 
 /**
  * The `wwwroot` module (spec §1): shared files and the manifest in the public phase; sync,
@@ -18,6 +19,10 @@ export type { WwwrootSettings, DevAccountSetting } from './settings/module-setti
  */
 export const wwwrootModule: AckModuleFactory = (ctx) => {
   const settings = parseWwwrootSettings(ctx);
+  for (const warning of settings.warnings) ctx.logger.warn(warning);
+  if (!fs.existsSync(settings.wwwrootBasePath)) {
+    ctx.logger.warn(`static root ${settings.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath): static requests will be answered 404 until it does`);
+  }
   const invalidators: Array<(absolutePath: string) => void> = [];
   const files: FileCacheControl = {
     invalidate: (p) => invalidators.forEach((fn) => fn(p)),
@@ -39,5 +44,5 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
 };
 
 export default wwwrootModule;
-export { loadCatalog, buildCatalog, MANIFEST_PATH } from './shared-files/catalog.js';
-export type { CatalogResult, SharedFileCatalog, SharedFileItem } from './shared-files/catalog.js';
+export { loadCatalog, buildCatalog, secretTargetReason, MANIFEST_PATH } from './shared-files/catalog.js';
+export type { CatalogResult, RefusedItem, SharedFileCatalog, SharedFileItem } from './shared-files/catalog.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHostPaths, loadHostSettings, readJsonFile, SettingsError, type ModuleContext } from '@ack/host';
+import { createHostPaths, loadHostSettings, readJsonFile, SettingsError, type ModuleJson } from '@ack/host';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { EXIT } from '../exit-codes.js';
 
@@ -16,9 +16,6 @@ export interface CatalogReport {
   sensitiveTargets: string[];
 }
 
-// Spec 5.3: only publishable assets may be registered. These names are never publishable.
-const SENSITIVE = [/(^|\/)appsettings[^/]*\.json$/i, /(^|\/)module\.json$/i, /\.(key|pem|pfx|p12)$/i, /(^|\/)\.env/i, /(^|\/)\.ack\//, /(^|\/)\.git\//, /(^|\/)shared_files\.json$/i];
-
 /**
  * `ack catalog check`: reads a home's shared-file catalog as the host would at start and reports
  * what the host would skip, targets that do not exist, and targets that must never be public.
@@ -30,15 +27,14 @@ export function checkCatalog(appDir: string, catalogOverride?: string): CatalogR
   if (catalogOverride) catalogFile = path.resolve(catalogOverride);
   else {
     const moduleFile = path.join(paths.resolve(settings.AppSettings.LoadModuleBasePath), 'wwwroot', 'module.json');
-    let moduleJson: Record<string, unknown> = {};
+    let moduleJson: ModuleJson = {};
     try {
       // Read as the host reads it (comments, trailing commas), so the check agrees with start-up.
-      moduleJson = readJsonFile(moduleFile).value as Record<string, unknown>;
+      moduleJson = readJsonFile(moduleFile).value as ModuleJson;
     } catch (err) {
       throw new SettingsError((err as Error).message);
     }
-    const ctx = { moduleJson, settings, paths, settingsFile: moduleFile } as unknown as ModuleContext;
-    catalogFile = parseWwwrootSettings(ctx).sharedFileConfigPath;
+    catalogFile = parseWwwrootSettings({ moduleJson, settings, paths, settingsFile: moduleFile }).sharedFileConfigPath;
     if (!catalogFile) throw new SettingsError(`${moduleFile}: ModuleConfig:SharedFileConfigPath is empty, so the shared-file feature is off`);
   }
   const result = loadCatalog(catalogFile, paths.resolve);
@@ -49,7 +45,7 @@ export function checkCatalog(appDir: string, catalogOverride?: string): CatalogR
     items: items.length,
     skipped: result.notes,
     missingTargets: items.filter((i) => !isFile(i.hostFilePath)).map((i) => `${i.requestPath} → ${i.hostFilePath}`),
-    sensitiveTargets: items.filter((i) => SENSITIVE.some((re) => re.test(i.hostFilePath.replace(/\\/g, '/')))).map((i) => `${i.requestPath} → ${i.hostFilePath}`),
+    sensitiveTargets: result.refused.map((r) => `${r.requestPath} → ${r.hostFilePath} (${r.reason})`),
   };
 }
 

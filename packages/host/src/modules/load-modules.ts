@@ -2,20 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SettingsError } from '../settings/load.js';
-import { z } from 'zod';
 import { readJsonFile } from '../settings/json-file.js';
-import { describeUnknownKeys, findUnknownKeys } from '../settings/unknown-keys.js';
+import { unknownModuleJsonKeys } from '../settings/unknown-keys.js';
 import type { AckModuleFactory, HostServices, ModuleContributions, ModuleJson, ModuleRegistry } from './contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
-
-/** The top-level keys of `module.json` (the original host's, plus `EntryPoint`); `ModuleConfig` is the module's. */
-const ModuleJsonKeys = z.looseObject(
-  Object.fromEntries(
-    ['ModuleID', 'Name', 'ApplicationID', 'Company', 'IsRequiredLicense', 'IsBundledWithHost', 'IsCopyContract', 'IsPurgeContract', 'Version', 'LoadPassAssemblyPath', 'EntryPoint'].map((k) => [k, z.unknown()]),
-  ),
-).extend({ ModuleConfig: z.record(z.string(), z.unknown()).optional() });
 
 export interface LoadedModule {
   id: string;
@@ -71,7 +63,7 @@ export async function loadModules(
       const parsed = json.value;
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${settingsFile}: the top level must be an object`);
       moduleJson = parsed as ModuleJson;
-      for (const warning of describeUnknownKeys(settingsFile, json, findUnknownKeys(parsed, ModuleJsonKeys))) logger.warn(warning);
+      for (const warning of unknownModuleJsonKeys(settingsFile, json)) logger.warn(warning);
     } catch (err) {
       throw new SettingsError(`not valid module settings: ${(err as Error).message}`);
     }

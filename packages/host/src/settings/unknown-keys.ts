@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { JsonFile } from './json-file.js';
 import { canonicalKey, childSchema, objectKeys, takesAnyKey } from './schema-walk.js';
 
@@ -92,4 +92,18 @@ function editDistance(a: string, b: string): number {
     }
   }
   return d[rows * cols - 1]!;
+}
+
+/** The top-level keys of `module.json` (the original host's, plus `EntryPoint`); `ModuleConfig` is the module's. */
+const ModuleJsonKeys = z
+  .looseObject(
+    Object.fromEntries(
+      ['ModuleID', 'Name', 'ApplicationID', 'Company', 'IsRequiredLicense', 'IsBundledWithHost', 'IsCopyContract', 'IsPurgeContract', 'Version', 'LoadPassAssemblyPath', 'EntryPoint'].map((k) => [k, z.unknown()]),
+    ),
+  )
+  .extend({ ModuleConfig: z.record(z.string(), z.unknown()).optional() });
+
+/** Warnings for top-level keys of a `module.json` that no reader knows. */
+export function unknownModuleJsonKeys(settingsFile: string, json: JsonFile): string[] {
+  return describeUnknownKeys(settingsFile, json, findUnknownKeys(json.value, ModuleJsonKeys));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SettingsError, type ModuleContext } from '@ack/host';
+import { describeUnknownKeys, findUnknownKeys, readJsonFile, SettingsError, type JsonFile, type ModuleContext } from '@ack/host';
 
 /**
  * `module.json` of the wwwroot module (spec 2.4, the original's shape: `ModuleID`, `Name`,
@@ -55,6 +55,15 @@ const ModuleConfigSchema = z.looseObject({
   DevAutoSignIn: DevAccountSchema.prefault({}),
 });
 
+/**
+ * Every key of `ModuleConfig` this module reads: the schema above, the settings one capability
+ * reads on its own (index-api, sync, htmx), and the two the original host reads itself. Anything
+ * else is reported as unknown at start, with the closest of these.
+ */
+const ModuleConfigKeys = ModuleConfigSchema.extend(
+  Object.fromEntries(['CreateIDPolicy', 'BusinessServerTimeout', 'SyncRefreshTimeoutMs', 'IsEnabledHtmxSample', 'EventAction', 'SubscribeAction'].map((k) => [k, z.unknown()])),
+);
+
 const ModuleJsonSchema = z.looseObject({
   ModuleID: z.string().min(1, 'must not be empty').default('wwwroot'),
   Name: z.string().default('wwwroot'),
@@ -84,9 +93,14 @@ export interface WwwrootSettings {
   devAutoSignIn: DevAccountSetting;
   /** The whole ModuleConfig, for settings read by one capability only. */
   raw: Record<string, unknown>;
+  /** Mistakes that do not stop start-up (unknown keys), one line each, for the start-up log. */
+  warnings: string[];
 }
 
-export function parseWwwrootSettings(ctx: ModuleContext): WwwrootSettings {
+/** What reading the settings needs from the module context (so `ack check` can read them without a host). */
+export type WwwrootSettingsSource = Pick<ModuleContext, 'moduleJson' | 'settings' | 'paths' | 'settingsFile'>;
+
+export function parseWwwrootSettings(ctx: WwwrootSettingsSource): WwwrootSettings {
   const parsed = ModuleJsonSchema.safeParse(ctx.moduleJson);
   if (!parsed.success) throw new SettingsError(describeIssues(ctx.settingsFile, parsed.error.issues));
   const app = ctx.settings.AppSettings;
@@ -106,7 +120,22 @@ export function parseWwwrootSettings(ctx: ModuleContext): WwwrootSettings {
     authorizationKey: c.AuthorizationKey || `${app.SystemID}${app.RunningEnvironment}${app.HostName}`,
     devAutoSignIn: c.DevAutoSignIn,
     raw: c as Record<string, unknown>,
+    warnings: unknownConfigKeys(ctx),
   };
+}
+
+function unknownConfigKeys(ctx: WwwrootSettingsSource): string[] {
+  const config = ctx.moduleJson.ModuleConfig;
+  if (!config || typeof config !== 'object') return [];
+  const found = findUnknownKeys(config, ModuleConfigKeys, { ignoreCase: false }).map((u) => ({ ...u, path: ['ModuleConfig', ...u.path] }));
+  if (found.length === 0) return [];
+  let json: JsonFile | undefined;
+  try {
+    json = readJsonFile(ctx.settingsFile);
+  } catch {
+    json = undefined; // Settings handed in from code: no file to point into.
+  }
+  return describeUnknownKeys(ctx.settingsFile, json, found);
 }
 
 /**

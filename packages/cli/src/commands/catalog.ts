@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { createHostPaths, loadHostSettings, readJsonFile, SettingsError, type ModuleJson } from '@ack/host';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { EXIT } from '../exit-codes.js';
+import { printJsonFailure } from './remote/options.js';
 
 export interface CatalogReport {
   catalog: string;
@@ -70,7 +71,9 @@ export function registerCatalog(program: Command): void {
       try {
         report = checkCatalog(path.resolve(opts.appDir ?? process.cwd()), opts.catalog);
       } catch (err) {
-        process.stderr.write(`ack: ${(err as Error).message.split('\n')[0]}\n`);
+        const message = (err as Error).message.split('\n')[0]!;
+        process.stderr.write(`ack: ${message}\n`);
+        if (opts.json) printJsonFailure({ catalog: opts.catalog ?? null, items: 0, skipped: [], missingTargets: [], sensitiveTargets: [] }, message, EXIT.usage);
         process.exit(EXIT.usage);
       }
       const problems = report.skipped.length + report.missingTargets.length + report.sensitiveTargets.length;

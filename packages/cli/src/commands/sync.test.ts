@@ -172,7 +172,7 @@ describe('ack contract-sync and ack manifest', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toBe('/shared/a.css\n/shared/b.js\n');
     const json = await runAck(['manifest', '--url', h.url, '--json'], { env });
-    expect(JSON.parse(json.stdout)).toEqual([{ requestPath: '/shared/a.css' }, { requestPath: '/shared/b.js' }]);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, results: [{ url: h.url, ok: true, manifest: [{ requestPath: '/shared/a.css' }, { requestPath: '/shared/b.js' }] }] });
   });
 });
 

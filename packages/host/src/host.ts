@@ -88,6 +88,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   loaded.push(...result.loaded);
 
   const edge = createEdge(settings, paths, logger);
+  // The access file holds the combined lines alone, so that log tools read it as they are.
+  if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '') logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
   const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
   const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
   const routes: ModuleRoutes[] = [

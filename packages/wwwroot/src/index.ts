@@ -8,6 +8,7 @@ import { createSyncRouter } from './sync/index.js';
 import { createDevSignInRouter } from './dev-sign-in/index.js';
 import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
+import { createLoaderRouter, LOADER_MOUNT } from './loader/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, WwwrootSettingsSource, DevAccountSetting } from './settings/module-settings.js';
@@ -38,6 +39,7 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
       { mount: '/wwwroot/api/dev-account', handler: createDevSignInRouter(runtime) },
       { mount: '/wwwroot/api/index', handler: createIndexApiRouter(runtime) },
       { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime) },
+      { mount: LOADER_MOUNT, handler: createLoaderRouter(runtime) },
     ],
   };
   return contributions;

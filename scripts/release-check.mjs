@@ -77,6 +77,12 @@ try {
   const cliVersion = JSON.parse(fs.readFileSync(path.join(repo, 'packages', 'cli', 'package.json'), 'utf8')).version;
   if (version !== cliVersion) fail(`ack --version printed ${version}, not ${cliVersion}`);
   else step(`installed ack command runs (ack --version: ${version})`);
+  try {
+    execFileSync(ack, ['check', '--app-dir', 'app'], { cwd: project, encoding: 'utf8' });
+    step('ack check passes on the consumer home');
+  } catch (err) {
+    fail(`ack check on the consumer home failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+  }
   const loaderFile = path.join(project, 'node_modules', '@ack', 'loader', 'dist', 'ack.loader.js');
   if (!fs.existsSync(loaderFile)) fail('@ack/loader has no dist/ack.loader.js');
 } catch (err) {
@@ -178,6 +184,10 @@ async function runConsumer() {
   const html = await page.text();
   if (page.status !== 200 || !html.includes('ack embedded')) fail(`static file answered ${page.status}`);
   else step('static file answered: GET /index.html -> 200');
+
+  const loader = await fetch(`${url}/wwwroot/api/loader/ack.loader.js`);
+  if (loader.status !== 200 || !(await loader.text()).includes('AckLoader')) fail(`the loader served by the wwwroot module answered ${loader.status}`);
+  else step('the wwwroot module serves the loader from the installed @ack/loader');
 
   const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');

@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AckHost } from '@ack/host';
-import { launchChromium, observedPage } from './test-support/browser.js';
+import type { Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { observedPage, useExampleInBrowser } from './test-support/browser.js';
 import { exampleHome, startExampleHost } from './test-support/hosts.js';
 
 // The example's business screens in Chromium, against the example host as `pnpm start` serves it.
@@ -15,15 +14,8 @@ const shots = process.env.ACK_UPDATE_SCREENSHOTS === '1'
   : fs.mkdtempSync(path.join(os.tmpdir(), 'ack-screens-'));
 const ACCENT = 'rgb(11, 110, 79)';
 
-let browser: Browser;
-let host: AckHost;
-let url: string;
-
-beforeAll(async () => {
-  [browser, { host, url }] = await Promise.all([launchChromium(), startExampleHost()]);
-});
-afterAll(async () => {
-  await Promise.all([browser?.close(), host?.close({ graceMs: 500 })]);
+const example = useExampleInBrowser(startExampleHost);
+afterAll(() => {
   if (process.env.ACK_UPDATE_SCREENSHOTS !== '1') fs.rmSync(shots, { recursive: true, force: true });
 });
 
@@ -46,10 +38,10 @@ async function themed(page: Page): Promise<{ bar: string; h1: string }> {
 
 describe('example screens', () => {
   it('orders: a list and a detail form through the index APIs, with the shared files joined', async () => {
-    const { page, pageErrors } = await observedPage(browser);
+    const { page, pageErrors } = await observedPage(example.browser);
     try {
       await page.setViewportSize({ width: 1200, height: 760 });
-      await page.goto(`${url}/view/ORD/ORD010.html`);
+      await page.goto(`${example.url}/view/ORD/ORD010.html`);
       await page.waitForSelector('html[data-screen="ready"][data-shared="joined"]');
       expect(await themed(page)).toEqual({ bar: ACCENT, h1: ACCENT });
       expect(await page.textContent('#app-name')).toBe('ack example'); // from the shared settings.json
@@ -57,7 +49,7 @@ describe('example screens', () => {
       expect(await page.$$eval('#orders tbody tr', (rows) => rows.length)).toBe(5);
       // The first order is shown with its code from encode-no.
       const code = await page.inputValue('#f-code');
-      const expected = await (await fetch(`${url}/wwwroot/api/index/encode-no?numbers=1041`)).json();
+      const expected = await (await fetch(`${example.url}/wwwroot/api/index/encode-no?numbers=1041`)).json();
       expect(code).toBe(expected);
 
       await page.click('#orders tbody tr:nth-child(3)');
@@ -80,10 +72,10 @@ describe('example screens', () => {
   });
 
   it('contacts: the htmx sample in the same look', async () => {
-    const { page, pageErrors } = await observedPage(browser);
+    const { page, pageErrors } = await observedPage(example.browser);
     try {
       await page.setViewportSize({ width: 1200, height: 760 });
-      await page.goto(`${url}/htmx/contacts.html`);
+      await page.goto(`${example.url}/htmx/contacts.html`);
       await page.waitForSelector('#contacts-table tbody tr');
       expect(await themed(page)).toEqual({ bar: ACCENT, h1: ACCENT });
       await page.click('#contacts-table tbody tr:first-child a');
@@ -96,10 +88,10 @@ describe('example screens', () => {
   });
 
   it('the home page links the screens', async () => {
-    const { page, pageErrors } = await observedPage(browser);
+    const { page, pageErrors } = await observedPage(example.browser);
     try {
       await page.setViewportSize({ width: 1200, height: 760 });
-      await page.goto(`${url}/`);
+      await page.goto(`${example.url}/`);
       expect(await themed(page)).toEqual({ bar: ACCENT, h1: ACCENT });
       expect(await page.$$eval('.ack-tiles a', (as) => as.map((a) => a.getAttribute('href')))).toEqual(['/view/ORD/ORD010.html', '/htmx/contacts.html', '/loader-demo.html']);
       await screenshot(page, 'example-home');

@@ -1,12 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
+import { closedPort, workDir } from '../test-support/work.js';
 
 // The CLI tells the truth: one JSON document per --json run, progress only on a terminal,
 // --dry-run sends nothing, watch checks credentials first and pushes with --initial.
@@ -27,23 +27,7 @@ async function host(appSettings: Record<string, unknown> = {}): Promise<TestHost
   return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
 }
 
-function workDir(files: Record<string, string | Buffer>): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-cli-truth-'));
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), content);
-  }
-  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** Every file under a folder, for "nothing was written" checks. */
 function tree(dir: string): string[] {
@@ -60,7 +44,7 @@ function oneDocument(stdout: string): Record<string, unknown> {
 describe('--json prints exactly one document, in one shape per command', () => {
   it('ack sync upload: success, bad usage, no token, refused token, unreachable host, missing file', async () => {
     const h = await host();
-    const dir = workDir({ 'HDS/a.html': 'a' });
+    const dir = workDir(cleanups, { 'HDS/a.html': 'a' });
     const port = await closedPort();
     const keys = ['change', 'dryRun', 'module', 'ok', 'results'];
     const runs = {
@@ -96,7 +80,7 @@ describe('--json prints exactly one document, in one shape per command', () => {
       const doc = oneDocument((await runAck([...args, '--json'], { env })).stdout);
       expect(Object.keys(doc)).toEqual(expect.arrayContaining(['ok', 'results']));
     }
-    const dir = workDir({ 'C.json': '{}' });
+    const dir = workDir(cleanups, { 'C.json': '{}' });
     const noKey = await runAck(['contract-sync', path.join(dir, 'C.json'), '--module-id', 'HDS', '--type', 'transact', '--url', h.url, '--json'], { env });
     expect(noKey.code).toBe(2);
     expect(oneDocument(noKey.stdout)).toMatchObject({ ok: false, results: [], exitCode: 2, error: expect.stringMatching(/ACK_HOST_ACCESS_ID/) });
@@ -112,7 +96,7 @@ describe('--json prints exactly one document, in one shape per command', () => {
 describe('ack contract-sync against a host with it off', () => {
   it('says so in one line', async () => {
     const h = await host({ UseContractSync: false });
-    const dir = workDir({ 'C.json': '{}' });
+    const dir = workDir(cleanups, { 'C.json': '{}' });
     const run = await runAck(['contract-sync', path.join(dir, 'C.json'), '--module-id', 'HDS', '--type', 'transact', '--url', h.url], { env: { ...env, ACK_HOST_ACCESS_ID: 'k' } });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(`ack: contract sync is off on that host (${h.url}; AppSettings:UseContractSync is false)\n`);
@@ -122,7 +106,7 @@ describe('ack contract-sync against a host with it off', () => {
 describe('ack sync upload --dry-run', () => {
   it('lists what would be sent and sends nothing (no token needed, no host contacted)', async () => {
     const h = await host();
-    const dir = workDir({ 'HDS/a.html': 'aaaa', 'HDS/sub/b.js': 'bb' });
+    const dir = workDir(cleanups, { 'HDS/a.html': 'aaaa', 'HDS/sub/b.js': 'bb' });
     const before = tree(h.contracts);
     const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--dry-run'], { env: { ...env, ACK_SYNC_TOKEN: '' } });
     expect(run.code).toBe(0);
@@ -136,7 +120,7 @@ describe('ack sync upload --dry-run', () => {
 
   it('hints when a wwwroot path has no ApplicationID folder', async () => {
     const h = await host();
-    const dir = workDir({ 'page.html': 'p' });
+    const dir = workDir(cleanups, { 'page.html': 'p' });
     const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], { env });
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('hint: page.html would sit at the top of the wwwroot contract folder, which is not served');
@@ -160,7 +144,7 @@ describe('upload progress', () => {
   it('shows files, bytes, rate and time left on a terminal, and nothing of it in a pipe', async () => {
     const h = await host();
     const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`HDS/f${i}.bin`, Buffer.alloc(20_000, i)]));
-    const dir = workDir(files);
+    const dir = workDir(cleanups, files);
     const tty = await onTerminal(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--concurrency', '1'], env);
     expect(tty.code).toBe(0);
     expect(tty.out).toMatch(/\r\[[#-]{20}\] {2}\d\/6 files {2}[\d.]+ (B|KB) of 117\.2 KB {2}[\d.]+ (B|KB|MB)\/s {2}(\d+ s left|time left: -)/);
@@ -177,7 +161,7 @@ describe('upload progress', () => {
 describe('ack sync watch', () => {
   it('checks the credentials before watching, and exits 3 when they are refused', async () => {
     const h = await host();
-    const dir = workDir({ 'HDS/a.html': 'a' });
+    const dir = workDir(cleanups, { 'HDS/a.html': 'a' });
     const run = await runAck(['sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } });
     expect(run.code).toBe(3);
     expect(run.stdout).not.toContain('watching');
@@ -186,7 +170,7 @@ describe('ack sync watch', () => {
 
   it('--initial pushes the folder first, then watches', async () => {
     const h = await host();
-    const dir = workDir({ 'HDS/a.html': 'first', 'HDS/sub/b.css': 'b{}' });
+    const dir = workDir(cleanups, { 'HDS/a.html': 'first', 'HDS/sub/b.css': 'b{}' });
     const child = spawn(process.execPath, [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url, '--initial', '--debounce', '20'], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,6 +19,8 @@ export type { LoadedSettings } from './settings/load.js';
 export { readJsonFile, JsonFileError } from './settings/json-file.js';
 export type { JsonFile } from './settings/json-file.js';
 export { closestKey, describeUnknownKeys, findUnknownKeys, unknownModuleJsonKeys } from './settings/unknown-keys.js';
+/** Keys in the schema's spelling, enum values in its case, quoted booleans and numbers as values (docs/configuration.md). */
+export { canonicalize as readAsDotNet } from './settings/schema-walk.js';
 export type { UnknownKey, UnknownKeyOptions } from './settings/unknown-keys.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';

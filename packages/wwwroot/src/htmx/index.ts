@@ -24,7 +24,9 @@ export function createHtmxRouter(runtime: WwwrootRuntime): Router {
   router.get('/htmx.min.js', assetHandler(fs.readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js')), 'text/javascript; charset=utf-8'));
   router.get('/contacts.css', assetHandler(Buffer.from(STYLESHEET), 'text/css; charset=utf-8'));
 
-  const configured = runtime.settings.raw.IsEnabledHtmxSample;
+  // A quoted "true"/"false" counts, as in appsettings.json.
+  const raw = runtime.settings.raw.IsEnabledHtmxSample;
+  const configured = typeof raw === 'string' && /^\s*(true|false)\s*$/i.test(raw) ? raw.trim().toLowerCase() === 'true' : raw;
   const enabled = typeof configured === 'boolean' ? configured : runtime.ctx.settings.AppSettings.RunningEnvironment === 'D';
   if (!enabled) return router;
 

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { ProblemError, SettingsError, parseTimeSpanMs, timeSpan, type AckRequest } from '@ack/host';
+import { ProblemError, SettingsError, parseTimeSpanMs, readAsDotNet, timeSpan, type AckRequest } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { jsonBody } from './json-body.js';
 import { createSqidsCodec, parseCount, parseFlag, queryText, sequentialIds, sha256Hex } from './helpers.js';
@@ -28,7 +28,8 @@ const IndexApiSettingsSchema = z.looseObject({
 export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   const { ctx, settings } = runtime;
   const app = ctx.settings.AppSettings;
-  const parsed = IndexApiSettingsSchema.safeParse(settings.raw);
+  // "true" and "10" mean true and 10, as in appsettings.json.
+  const parsed = IndexApiSettingsSchema.safeParse(readAsDotNet(settings.raw, IndexApiSettingsSchema));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new SettingsError(`${ctx.settingsFile}: ModuleConfig:${issue.path.join(':')}: ${issue.message}`);

@@ -166,6 +166,12 @@ describe('ack sync watch', () => {
     expect(run.code).toBe(3);
     expect(run.stdout).not.toContain('watching');
     expect(run.stderr).toMatch(/refused the credentials/);
+    // With --json the failure is one more JSON line, like every watch event.
+    const json = await runAck(['sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url, '--json'], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } });
+    expect(json.code).toBe(3);
+    const lines = json.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, event: 'failed', exitCode: 3, error: expect.stringMatching(/refused the credentials/) });
   });
 
   it('--initial pushes the folder first, then watches', async () => {

@@ -92,5 +92,7 @@ export function action<A extends unknown[]>(
 
 /** The one JSON document of a command that failed before it had results. */
 export function printJsonFailure(base: Record<string, unknown>, message: string, exitCode: number): void {
-  process.stdout.write(`${JSON.stringify({ ok: false, ...base, error: message, exitCode }, null, 2)}\n`);
+  // `sync watch` prints one JSON line per event: its failure is one more line, not a block.
+  if ('event' in base) process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ok: false, ...base, error: message, exitCode })}\n`);
+  else process.stdout.write(`${JSON.stringify({ ok: false, ...base, error: message, exitCode }, null, 2)}\n`);
 }

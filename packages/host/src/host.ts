@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import path from 'node:path';
 import express, { type Express } from 'express';
-import type { AckRequest, ContractChange, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
+import type { AckRequest, ContractChange, ContractSyncEvent, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
 import type { HostSettings } from './settings/schema.js';
@@ -21,6 +21,7 @@ import { adaptHttp2, createHttp2Express, headerListBytes, MAX_HEADER_BYTES } fro
 import { sendProblem } from './http/problem.js';
 import { UploadFlow } from './fs/upload-flow.js';
 import { createBodyReaders } from './http/read-body.js';
+import { createUpgrades, upgradeRequiredRoutes, type Upgrades } from './websocket/index.js';
 
 export type { ListenOptions, ListeningEndpoint };
 
@@ -45,6 +46,8 @@ export interface AckHost {
   readonly modules: readonly LoadedModule[];
   readonly skippedModules: readonly SkippedModule[];
   readonly server: http.Server;
+  /** WebSocket handling: attach it to any other server that should accept the modules' sockets. */
+  readonly upgrades: Upgrades;
   /** Base URL once listening, e.g. `http://127.0.0.1:8421`. */
   readonly url: string;
   /** Base URL of the `ServerDevCert*` HTTPS listener (HTTP/2 and HTTP/1.1) once listening, else empty. */
@@ -77,6 +80,16 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const loaded: LoadedModule[] = [];
   // Every upload flow, so that a stop can abort the uploads in flight and remove their staged files.
   const uploadFlows: UploadFlow[] = [];
+  const contractSyncListeners = new Set<(event: ContractSyncEvent) => void>();
+  const emitContractSync = (event: ContractSyncEvent) => {
+    for (const listener of contractSyncListeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        logger.error('a contract sync listener failed', err as Error);
+      }
+    }
+  };
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
@@ -93,6 +106,10 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       uploadFlows.push(flow);
       return flow;
     },
+    onContractSync(listener) {
+      contractSyncListeners.add(listener);
+      return () => void contractSyncListeners.delete(listener);
+    },
     async notifyContractChange(moduleId: string, change: ContractChange) {
       const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
       if (!target?.contributions.refreshContract) return false;
@@ -108,8 +125,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
   const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
   const routes: ModuleRoutes[] = [
-    ...createContractSyncRoutes(settings, paths, services, logger.child('contractsync')),
+    ...createContractSyncRoutes(settings, paths, services, logger.child('contractsync'), emitContractSync),
     ...loaded.flatMap((m) => m.contributions.routes ?? []),
+    ...upgradeRequiredRoutes(loaded.flatMap((m) => m.contributions.upgrades ?? [])),
   ];
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
   const underRoute = (rawPath: string) => {
@@ -161,6 +179,13 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     runHandlers(edge.handlers, req, res, toPublic, fail);
   };
 
+  const upgrades = createUpgrades({
+    settings,
+    edge,
+    upgrades: loaded.flatMap((m) => m.contributions.upgrades ?? []),
+    requestPhases: [sessionMiddleware, signIn].filter((phase) => phase !== undefined),
+    logger: logger.child('websocket'),
+  });
   const listeners = new Listeners(settings, paths, {
     http1: (req, res) => onRequest(req as AckRequest, res, http1App),
     http2: (request, response) => {
@@ -171,7 +196,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       }
       onRequest(req, res, http2App);
     },
-  }, logger);
+  }, logger, upgrades);
 
   let closing: Promise<void> | undefined;
   const host: AckHost = {
@@ -183,6 +208,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     modules: loaded,
     skippedModules: result.skipped,
     server: listeners.server,
+    upgrades,
     get url() {
       return selfUrl;
     },
@@ -200,6 +226,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       closing ??= (async () => {
         // Uploads in flight are refused (503) and their staged files removed before anything else.
         await Promise.all(uploadFlows.map((flow) => flow.close()));
+        // Then sockets: an open WebSocket would hold its listener open for the whole grace time.
+        await upgrades.closeAll(Math.min(graceMs, 2_000));
         await listeners.close(graceMs);
         for (const m of [...loaded].reverse()) {
           try {

@@ -4,16 +4,22 @@ export type {
   AckModuleFactory,
   AckRequest,
   ContractChange,
+  ContractSyncEvent,
   HostServices,
   ModuleContext,
   ModuleContributions,
   ModuleJson,
   ModuleRegistry,
   ModuleRoutes,
+  ModuleUpgrade,
   Next,
   RawHandler,
   RequestContext,
+  UpgradeRequest,
+  WebSocket,
 } from './modules/contract.js';
+export { GOING_AWAY } from './websocket/index.js';
+export type { Upgrades } from './websocket/index.js';
 export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';
 export { readJsonFile } from './settings/json-file.js';

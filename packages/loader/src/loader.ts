@@ -1,4 +1,5 @@
 import { kindOf, textAssetId, textAssetType } from './rules.js';
+import { liveReload } from './live-reload.js';
 
 /** Settings of one loader run. */
 export interface LoaderOptions {
@@ -60,15 +61,17 @@ function note(result: LoaderResult, message: string, url?: string, level: Loader
   console[level]('[ack loader] ' + message + (url ? ' (' + url + ')' : ''));
 }
 
-/** GET as text; non-2xx is an error. `no-cache` revalidates, so a changed file shows at once. */
-async function fetchText(url: string, timeout: number): Promise<string> {
+/** GET; non-2xx is an error. `no-cache` revalidates, so a changed file shows at once. */
+async function fetchOk(url: string, timeout: number): Promise<Response> {
   const response = await fetch(url, {
     cache: 'no-cache',
     signal: AbortSignal.timeout ? AbortSignal.timeout(timeout) : null,
   });
   if (!response.ok) throw new Error('HTTP ' + response.status);
-  return response.text();
+  return response;
 }
+
+const fetchText = async (url: string, timeout: number) => (await fetchOk(url, timeout)).text();
 
 /**
  * Way (a), joined to an existing screen loader: reads the manifest, pushes its `.css` URLs onto
@@ -85,7 +88,11 @@ export async function joinSharedFiles(styles: string[], scripts: string[], optio
   const manifestUrl = base + '/shared-files/manifest';
   let entries: unknown;
   try {
-    entries = JSON.parse(await fetchText(manifestUrl, timeout));
+    const response = await fetchOk(manifestUrl, timeout);
+    // The host names its live-reload socket only in development (docs/live-reload.md).
+    const socket = response.headers.get('ack-live-reload');
+    if (socket) liveReload(base, socket);
+    entries = JSON.parse(await response.text());
     if (!Array.isArray(entries)) throw new Error('not a JSON array');
   } catch (e) {
     problem('manifest not loaded: ' + reason(e), manifestUrl);

@@ -7,6 +7,7 @@ import { createSyncRouter } from './sync/index.js';
 import { createDevSignInRouter } from './dev-sign-in/index.js';
 import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
+import { createLiveReload, LIVE_RELOAD_PATH } from './live-reload/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
@@ -14,7 +15,7 @@ export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from '.
 /**
  * The `wwwroot` module (docs/architecture.md): shared files and the manifest in the public phase; sync,
  * dev sign-in, index helper and htmx APIs under `/wwwroot/api`; contract screens and the static
- * root in the static phase.
+ * root in the static phase; in development, the live-reload socket.
  */
 export const wwwrootModule: AckModuleFactory = (ctx) => {
   const settings = parseWwwrootSettings(ctx);
@@ -25,8 +26,13 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
   };
   const runtime: WwwrootRuntime = { ctx, settings, files };
 
+  // The manifest tells the loader where the live-reload socket is (exposed for screens on another origin).
+  const liveReloadHeaders: Record<string, string> = settings.liveReload ? { 'Ack-Live-Reload': LIVE_RELOAD_PATH, 'Access-Control-Expose-Headers': 'Ack-Live-Reload' } : {};
+  const shared = createSharedFileHandlers(runtime, liveReloadHeaders);
+  const liveReload = settings.liveReload ? createLiveReload(runtime, shared.catalog) : undefined;
+
   const contributions: ModuleContributions = {
-    public: createSharedFileHandlers(runtime),
+    public: shared.handlers,
     static: createStaticHandlers(runtime),
     routes: [
       { mount: '/wwwroot/api/sync', handler: createSyncRouter(runtime) },
@@ -34,6 +40,8 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
       { mount: '/wwwroot/api/index', handler: createIndexApiRouter(runtime) },
       { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime) },
     ],
+    upgrades: liveReload ? [liveReload.upgrade] : [],
+    close: () => liveReload?.close(),
   };
   return contributions;
 };

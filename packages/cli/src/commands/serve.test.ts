@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { once } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '@ack/host';
+import { WebSocket } from 'ws';
 import { useTestHosts, type TestHome } from '@ack/host/test-support';
 import { runAck, startAckServe } from '../test-support/spawn-ack.js';
 
@@ -68,6 +70,19 @@ describe('ack serve', () => {
     expect(temps()).toEqual([]);
     expect(fs.readFileSync(path.join(home.home, 'modules/HDS/Contracts/transact/HDS/old.json'), 'utf8')).toBe('old module copy');
     expect(fs.readFileSync(path.join(home.home, 'contracts/transact/HDS/old.json'), 'utf8')).toBe('old shared copy');
+  });
+
+  it('closes every open WebSocket with 1001 (going away) on SIGTERM, then exits 0', async () => {
+    home = hosts.home({ AppSettings: { LoadModules: ['wwwroot'], RunningEnvironment: 'D' }, Serilog: consoleOnly }, {
+      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { IsEnabledLiveReload: true } },
+    });
+    const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
+    const sockets = [0, 1].map(() => new WebSocket(`${served.url.replace(/^http/, 'ws')}/wwwroot/api/live-reload`));
+    await Promise.all(sockets.map((s) => once(s, 'open')));
+    const codes = Promise.all(sockets.map(async (s) => ((await once(s, 'close')) as [number])[0]));
+    served.child.kill('SIGTERM');
+    expect(await codes).toEqual([1001, 1001]);
+    expect(await served.exited).toBe(0);
   });
 
   it('logs version, entry base path, URL and modules loaded and skipped at start', async () => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts, type TestHome, type TestHost } from '../test-support/index.js';
 import { isTemporaryFileName } from '../fs/safe-write.js';
+import type { ContractSyncEvent } from '../modules/contract.js';
 
 const KEY = 'team-host-key';
 const KEY_SHA = createHash('sha256').update(KEY).digest('hex');
@@ -208,5 +209,32 @@ describe('contract sync paths the file system refuses', () => {
     expect(read('modules', 'HDS', 'Contracts', 'transact', 'HDS', 'old.json')).toBe('old module copy');
     expect(read('contracts', 'transact', 'HDS', 'old.json')).toBe('old shared copy');
     expect(fs.existsSync(under('contracts', 'transact', 'HDS', 'old.json', 'inner.json'))).toBe(false);
+  });
+
+  it('tells every module listening with onContractSync which files it wrote or removed, even when one listener throws', async () => {
+    const events: ContractSyncEvent[] = [];
+    home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['noisy', 'listener'], UseContractSync: true, HostAccessID: KEY } }), {
+      'modules/noisy/module.json': { ModuleID: 'noisy' },
+      'modules/listener/module.json': { ModuleID: 'listener' },
+    });
+    const { url } = await hosts.start(home, {
+      noisy: (ctx) => {
+        ctx.host.onContractSync(() => {
+          throw new Error('listener bug');
+        });
+        return {};
+      },
+      listener: (ctx) => {
+        ctx.host.onContractSync((event) => events.push(event));
+        return {};
+      },
+    });
+    expect((await contractSync(url, { moduleID: 'HDS', contractType: 'transact', destFilePath: 'HDS/new.json', changeType: 'Created' }, '{}')).status).toBe(200);
+    expect((await contractSync(url, { moduleID: 'HDS', contractType: 'transact', destFilePath: 'HDS/new.json', changeType: 'Deleted' })).status).toBe(200);
+    const files = [under('modules/HDS/Contracts/transact/HDS/new.json'), under('contracts/transact/HDS/new.json')];
+    expect(events).toEqual([
+      { moduleID: 'HDS', contractType: 'transact', change: 'Created', files },
+      { moduleID: 'HDS', contractType: 'transact', change: 'Deleted', files },
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express from 'express';
-import type { HostServices, ModuleRoutes } from '../modules/contract.js';
+import type { ContractSyncEvent, HostServices, ModuleRoutes } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
@@ -50,7 +50,13 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
  * `POST /contractsync` (docs/sync.md): only when `UseContractSync` is true
  * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither.
  */
-export function createContractSyncRoutes(settings: HostSettings, paths: HostPaths, services: HostServices, logger: Logger): ModuleRoutes[] {
+export function createContractSyncRoutes(
+  settings: HostSettings,
+  paths: HostPaths,
+  services: HostServices,
+  logger: Logger,
+  onSynced: (event: ContractSyncEvent) => void = () => {},
+): ModuleRoutes[] {
   const app = settings.AppSettings;
   if (!app.UseContractSync) return [];
   const serviceHome = paths.serviceHome;
@@ -87,9 +93,11 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
         const written = targets.map((t, i) => ({ path: t, existed: existed[i] }));
         if (change === 'Deleted') {
           logger.info(`contract sync: deleted ${request.contractType}/${request.relative} of ${request.moduleID}`);
+          onSynced(syncEvent(request));
           return void res.json({ ...result, targets: written });
         }
         logger.info(`contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${bytes} bytes)`);
+        onSynced(syncEvent(request));
         res.json({ ...result, bytes, sha256, targets: written });
       },
     });
@@ -102,6 +110,12 @@ export function createContractSyncRoutes(settings: HostSettings, paths: HostPath
   return [{ mount: '/contractsync', handler: router }];
 }
 
+const syncEvent = (request: ContractSyncRequest): ContractSyncEvent => ({
+  moduleID: request.moduleID,
+  contractType: request.contractType,
+  change: request.change,
+  files: request.targets.map((t) => t.absolute),
+});
 
 /** At start: remove temporary files a write left when a previous run died mid-upload. */
 async function sweepTargets(flow: UploadFlow, serviceHome: string, logger: Logger): Promise<void> {

@@ -7,6 +7,7 @@ import type { HostSettings } from '../settings/schema.js';
 import { SettingsError } from '../settings/load.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
+import type { Upgrades } from '../websocket/index.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { AckHttp2Response, HTTP2_SERVER_CLASSES, MAX_HEADER_BYTES } from '../pipeline/http2-adapter.js';
 import { planDevCertEndpoint, planKestrelEndpoints, type EndpointPlan, type Protocols } from './endpoints.js';
@@ -66,6 +67,7 @@ export class Listeners {
     private readonly paths: HostPaths,
     private readonly handlers: RequestHandlers,
     private readonly logger: Logger,
+    private readonly upgrades?: Pick<Upgrades, 'attachUpgrades'>,
   ) {
     const limits = settings.Kestrel.Limits;
     const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
@@ -79,6 +81,7 @@ export class Listeners {
       maxHeaderSize: MAX_HEADER_BYTES,
     };
     this.server = this.limit(http.createServer(this.http1Options, (req, res) => handlers.http1(req, res)));
+    this.upgrades?.attachUpgrades(this.server);
     // Endpoint settings are checked at start-up, before anything listens.
     planKestrelEndpoints(settings);
   }
@@ -123,6 +126,8 @@ export class Listeners {
 
   private async open(plan: EndpointPlan, certificate: LoadedCertificate | undefined): Promise<string> {
     const opened = this.createServer(plan, certificate);
+    // WebSocket upgrades arrive over HTTP/1.1 on every endpoint that speaks it (docs/websocket.md).
+    if (plan.protocols !== 'Http2') this.upgrades?.attachUpgrades(opened.server);
     const url = await listenOn(opened.server, plan.port, plan.host, plan.scheme);
     this.opened.push(opened);
     const { renew } = opened;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Router } from 'express';
+import type { WebSocket } from 'ws';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { HostPaths } from '../paths/host-paths.js';
@@ -69,11 +70,40 @@ export interface ContractChange {
   filePath: string;
 }
 
+/** What one `/contractsync` request changed on disk. */
+export interface ContractSyncEvent {
+  moduleID: string;
+  contractType: string;
+  change: 'Created' | 'Changed' | 'Deleted';
+  /** Absolute paths of every file written or removed. */
+  files: string[];
+}
+
 export interface ModuleRoutes {
   /** Path prefix the router is mounted at, e.g. `/wwwroot/api`. Static handlers never answer under it. */
   mount: string;
   /** An Express router or handler; runs after the session and sign-in phases. */
   handler: RequestHandler;
+}
+
+/**
+ * The request of an accepted WebSocket upgrade, after the host's rules (docs/websocket.md): the
+ * edge facts, the session when sessions are on, and the signed-in user when the authentication
+ * cookie proves one.
+ */
+export interface UpgradeRequest extends AckRequest {
+  /** express-session's session of this client (call its `save()` to keep a change), when sessions are on. */
+  session?: Record<string, unknown> & { id?: string; save?(callback?: (err?: unknown) => void): void };
+  /** The user the signed authentication cookie proves; undefined for an anonymous client. */
+  ackUser?: UserAccount;
+}
+
+/** A WebSocket a module offers at one path; the host owns the upgrade (origin, IP, limit, shut-down). */
+export interface ModuleUpgrade {
+  /** URL path, compared exactly and case-insensitively, without the query string (e.g. `/wwwroot/api/live-reload`). */
+  path: string;
+  /** Called once per accepted socket. A throw closes the socket with 1011. */
+  handler(socket: WebSocket, req: UpgradeRequest): void | Promise<void>;
 }
 
 export interface ModuleContributions {
@@ -83,6 +113,8 @@ export interface ModuleContributions {
   routes?: ModuleRoutes[];
   /** Phase 5: static handlers; only GET and HEAD outside every route prefix reach them. */
   static?: RawHandler[];
+  /** WebSocket endpoints (HTTP/1.1 upgrade); see docs/websocket.md. */
+  upgrades?: ModuleUpgrade[];
   /** Called after a contract file of this module changed (e.g. by sync upload). */
   refreshContract?(change: ContractChange): Promise<void> | void;
   /** Called once at shut-down, after the server stopped accepting requests. */
@@ -129,6 +161,11 @@ export interface HostServices {
   createRouter(): Router;
   /** Ids of the modules that loaded, in load order. */
   loadedModules(): readonly string[];
+  /**
+   * Hears of every file `/contractsync` wrote or deleted (absolute paths), after the write. Returns
+   * a function that stops listening. A listener that throws is logged and does not fail the sync.
+   */
+  onContractSync(listener: (event: ContractSyncEvent) => void): () => void;
   /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
   signIn: SignInService;
   /**
@@ -142,4 +179,4 @@ export interface HostServices {
 
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;
 
-export type { ServerResponse };
+export type { ServerResponse, WebSocket };

@@ -56,6 +56,16 @@ export const SessionStateSchema = z.looseObject({
   SqlServerTableName: str('SessionData'),
 });
 
+/** WebSocket endpoints of modules (docs/websocket.md). */
+export const WebSocketSchema = z.looseObject({
+  /** Largest message a client may send; a bigger one closes the socket with 1009. */
+  MaxPayloadBytes: z.number().int().positive().default(1_048_576),
+  /** permessage-deflate costs memory per socket and has a history of compression attacks: off unless asked. */
+  EnablePerMessageDeflate: bool(false),
+  /** How often the host pings each socket; a peer that missed the previous ping is dropped. `00:00:00` turns it off. */
+  KeepAliveInterval: timeSpan.default('00:00:30'),
+});
+
 export const DEFAULT_LOAD_MODULES = [
   'wwwroot', 'transact', 'dbclient', 'graphclient', 'function', 'command',
   'prompter', 'repository', 'logger', 'checkup', 'forwarder',
@@ -110,6 +120,7 @@ export const AppSettingsSchema = z.looseObject({
   ServerDevCertSslPort: z.number().int().min(0).max(65535).default(8443),
   Security: SecuritySchema.prefault({}),
   SessionState: SessionStateSchema.prefault({}),
+  WebSocket: WebSocketSchema.prefault({}),
 });
 
 export const LogLevel = z.enum(['Verbose', 'Debug', 'Information', 'Warning', 'Error', 'Fatal']);

@@ -68,6 +68,8 @@ const ModuleConfigSchema = z.looseObject({
     return Number.isFinite(n) && n > 0 ? n : undefined;
   }).optional(),
   IsEnabledHtmxSample: z.unknown().transform((v) => (typeof v === 'boolean' ? v : undefined)).optional(),
+  /** Live reload (docs/live-reload.md); unset follows `RunningEnvironment` `D`; never in `P`. */
+  IsEnabledLiveReload: z.boolean().optional(),
 });
 
 const ModuleJsonSchema = z.looseObject({
@@ -110,6 +112,10 @@ export interface WwwrootSettings {
   syncRefreshTimeoutMs: number;
   /** `IsEnabledHtmxSample`; when not set, true in the development environment (`RunningEnvironment` D) only. */
   htmxSampleEnabled: boolean;
+  /** Live reload is on: in development unless `IsEnabledLiveReload` is false, elsewhere when it is true, never in production. */
+  liveReload: boolean;
+  /** The whole ModuleConfig, for settings read by one capability only. */
+  raw: Record<string, unknown>;
 }
 
 /** What the settings are read from: the part of the module context a tool (the CLI) can build too. */
@@ -139,6 +145,8 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     businessServerTimeoutMs: Math.max(1, parseTimeSpanMs(c.BusinessServerTimeout)),
     syncRefreshTimeoutMs: c.SyncRefreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS,
     htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
+    liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
+    raw: c as Record<string, unknown>,
   };
 }
 

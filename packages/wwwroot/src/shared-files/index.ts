@@ -16,17 +16,17 @@ export type { SharedFileCatalog, SharedFileItem } from './catalog.js';
  * up per request (one stat), so new content shows at once and a missing target passes the request
  * on (to the static root, then 404).
  */
-export function createSharedFileHandlers(runtime: WwwrootRuntime): RawHandler[] {
+export function createSharedFileHandlers(runtime: WwwrootRuntime, manifestHeaders: Record<string, string> = {}): { handlers: RawHandler[]; catalog?: SharedFileCatalog } {
   const { settings, ctx } = runtime;
   const file = settings.sharedFileConfigPath;
   if (!file) {
     ctx.logger.info('shared files: off (SharedFileConfigPath is empty)');
-    return [];
+    return { handlers: [] };
   }
   const loaded = loadCatalog(file, ctx.paths.resolve);
   if (!loaded.ok) {
     ctx.logger.warn(`shared files: off: ${loaded.reason}`);
-    return [];
+    return { handlers: [] };
   }
   for (const note of loaded.notes) ctx.logger.warn(`shared files: ${note}`);
   const { catalog } = loaded;
@@ -34,10 +34,11 @@ export function createSharedFileHandlers(runtime: WwwrootRuntime): RawHandler[] 
     if (!fs.existsSync(item.hostFilePath)) ctx.logger.warn(`shared files: ${item.requestPath}: ${item.hostFilePath} does not exist (requests pass on until it does)`);
   }
   ctx.logger.info(`shared files: ${catalog.items.length} item(s) from ${file}`);
-  return [createSharedFileHandler(runtime, catalog)];
+  return { handlers: [createSharedFileHandler(runtime, catalog, manifestHeaders)], catalog };
 }
 
-export function createSharedFileHandler(runtime: WwwrootRuntime, catalog: SharedFileCatalog): RawHandler {
+/** `manifestHeaders` go on every manifest answer (e.g. `Ack-Live-Reload`, which tells the loader where the live-reload socket is). */
+export function createSharedFileHandler(runtime: WwwrootRuntime, catalog: SharedFileCatalog, manifestHeaders: Record<string, string> = {}): RawHandler {
   const { store } = engineFor(runtime);
   const manifest = Buffer.from(JSON.stringify(catalog.items.map((item) => ({ requestPath: item.requestPath }))));
   const manifestEtag = `"${crypto.createHash('sha256').update(manifest).digest('base64url').slice(0, 27)}"`;
@@ -45,6 +46,7 @@ export function createSharedFileHandler(runtime: WwwrootRuntime, catalog: Shared
   const sendManifest = (req: AckRequest, res: ServerResponse) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('ETag', manifestEtag);
+    for (const name in manifestHeaders) res.setHeader(name, manifestHeaders[name]!);
     if (notModified(req.headers['if-none-match'], undefined, manifestEtag, '')) {
       res.statusCode = 304;
       res.end();

@@ -1,0 +1,192 @@
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { AckModuleFactory } from '../modules/contract.js';
+import { moduleFiles, testAppSettings, useTestHosts } from '../test-support/index.js';
+
+const hosts = useTestHosts();
+
+/**
+ * A module offering `/echo/socket`: greets with the user and session count it sees, then echoes.
+ * `/echo/api/sign-in` signs `ana` in; `/echo/api/count` counts in the session.
+ */
+const echoModule: AckModuleFactory = (ctx) => {
+  const router = ctx.host.createRouter();
+  router.get('/sign-in', (req, res) => {
+    ctx.host.signIn.issue(req, res, { UserID: 'ana', UserName: 'Ana' });
+    res.json({ ok: true });
+  });
+  router.get('/count', (req, res) => {
+    const session = req.session as Record<string, unknown>;
+    session.count = Number(session.count ?? 0) + 1;
+    res.json({ count: session.count });
+  });
+  return {
+    routes: [{ mount: '/echo/api', handler: router }],
+    upgrades: [
+      {
+        path: '/echo/socket',
+        handler(socket, req) {
+          socket.send(JSON.stringify({ user: req.ackUser?.UserID ?? null, count: req.session?.count ?? null, ip: req.ack.clientIp }));
+          socket.on('message', (data, isBinary) => socket.send(data, { binary: isBinary }));
+        },
+      },
+    ],
+  };
+};
+
+async function startEcho(appSettings: Record<string, unknown> = {}, sections: Record<string, unknown> = {}, tls = false) {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['echo'], ...appSettings }, ...sections }), moduleFiles(['echo']));
+  if (tls) {
+    // A self-signed PEM pair for 127.0.0.1, for the HTTPS listener.
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', `${home.appDir}/ws.key`, '-out', `${home.appDir}/ws.crt`], { stdio: 'ignore' });
+  }
+  const started = await hosts.start(home, { echo: echoModule }, {}, tls ? { tlsPort: 0 } : {});
+  return { ...started, ws: started.url.replace(/^http/, 'ws') + '/echo/socket' };
+}
+
+/** Opens a socket and resolves with it and its first message (the greeting). */
+async function connect(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}) {
+  const socket = new WebSocket(url, options);
+  const [greeting] = (await once(socket, 'message')) as [Buffer];
+  return { socket, greeting: JSON.parse(greeting.toString()) as { user: string | null; count: number | null; ip: string } };
+}
+
+/** Resolves with the status and problem body of a refused upgrade. */
+async function refusal(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}) {
+  const socket = new WebSocket(url, options);
+  socket.on('error', () => {});
+  const [, res] = (await once(socket, 'unexpected-response')) as [unknown, IncomingMessage];
+  let body = '';
+  for await (const chunk of res) body += chunk;
+  socket.terminate();
+  return { status: res.statusCode, type: res.headers['content-type'], problem: JSON.parse(body) as { code: string; detail: string } };
+}
+
+const closed = async (socket: WebSocket) => {
+  const [code] = (await once(socket, 'close')) as [number, Buffer];
+  return code;
+};
+
+describe('WebSocket upgrades', () => {
+  it('refuses a cross-site Origin with 403 and accepts the same origin, a WithOrigins entry and a client without Origin', async () => {
+    const { url, ws } = await startEcho({ WithOrigins: ['https://screens.example.org'] });
+    const refused = await refusal(ws, { origin: 'https://evil.example' });
+    expect(refused.status).toBe(403);
+    expect(refused.type).toMatch(/^application\/problem\+json/);
+    expect(refused.problem.code).toBe('websocket.origin_not_allowed');
+    // Same host, other scheme: not the same origin.
+    expect((await refusal(ws, { origin: url.replace('http:', 'https:') })).status).toBe(403);
+
+    for (const origin of [url, 'https://screens.example.org', undefined]) {
+      const { socket, greeting } = await connect(ws, origin ? { origin } : {});
+      expect(greeting.user).toBeNull();
+      socket.close();
+    }
+  });
+
+  it('applies WithOnlyIPs to the upgrade', async () => {
+    const { ws } = await startEcho({ WithOnlyIPs: ['10.9.8.7'] });
+    const refused = await refusal(ws);
+    expect(refused.status).toBe(403);
+    expect(refused.problem.code).toBe('host.ip_not_allowed');
+  });
+
+  it('gives the handler the signed-in user and the session of the cookies', async () => {
+    const { url, ws } = await startEcho();
+    const signIn = await fetch(`${url}/echo/api/sign-in`);
+    const cookies = signIn.headers.getSetCookie().map((c) => c.split(';')[0]);
+    const count = await fetch(`${url}/echo/api/count`, { headers: { cookie: cookies.join('; ') } });
+    cookies.push(...count.headers.getSetCookie().map((c) => c.split(';')[0]));
+    expect(await count.json()).toEqual({ count: 1 });
+
+    const signedIn = await connect(ws, { headers: { cookie: cookies.join('; ') } });
+    expect(signedIn.greeting).toMatchObject({ user: 'ana', count: 1, ip: '127.0.0.1' });
+    signedIn.socket.close();
+
+    // A tampered authentication cookie proves nobody.
+    const tampered = cookies.map((c) => (c.startsWith('ack.AuthenticationScheme=') ? c.slice(0, -3) + 'xyz' : c));
+    const anonymous = await connect(ws, { headers: { cookie: tampered.join('; ') } });
+    expect(anonymous.greeting.user).toBeNull();
+    anonymous.socket.close();
+  });
+
+  it('enforces Kestrel:Limits:MaxConcurrentUpgradedConnections with a 503 before upgrading', async () => {
+    const { ws, host } = await startEcho({}, { Kestrel: { Limits: { MaxConcurrentUpgradedConnections: 2 } } });
+    const first = await connect(ws);
+    const second = await connect(ws);
+    const over = await refusal(ws);
+    expect(over.status).toBe(503);
+    expect(over.problem.code).toBe('websocket.too_many_connections');
+
+    first.socket.close();
+    await closed(first.socket);
+    await expect.poll(() => host.upgrades.open).toBe(1);
+    const third = await connect(ws);
+    expect(third.greeting.user).toBeNull();
+    second.socket.close();
+    third.socket.close();
+  });
+
+  it('closes a socket that sends a message over MaxPayloadBytes with 1009 and echoes one within it', async () => {
+    const { ws } = await startEcho({ WebSocket: { MaxPayloadBytes: 1024 } });
+    const { socket } = await connect(ws);
+    socket.send('a'.repeat(1024));
+    const [echo] = (await once(socket, 'message')) as [Buffer];
+    expect(echo.length).toBe(1024);
+    socket.send('b'.repeat(1025));
+    expect(await closed(socket)).toBe(1009);
+  });
+
+  it('leaves per-message deflate off unless EnablePerMessageDeflate turns it on', async () => {
+    const off = await startEcho();
+    const plain = await connect(off.ws, { perMessageDeflate: true });
+    expect(plain.socket.extensions).toBe('');
+    plain.socket.close();
+    const on = await startEcho({ WebSocket: { EnablePerMessageDeflate: true } });
+    const deflated = await connect(on.ws, { perMessageDeflate: true });
+    expect(deflated.socket.extensions).toContain('permessage-deflate');
+    deflated.socket.close();
+  });
+
+  it('drops a peer that stops answering pings and keeps one that answers', async () => {
+    const { ws, host } = await startEcho({ WebSocket: { KeepAliveInterval: '00:00:00.5' } });
+    const live = await connect(ws);
+    const dead = await connect(ws, { autoPong: false });
+    // The host terminates the silent peer: the client sees the connection end without a close frame.
+    expect(await closed(dead.socket)).toBe(1006);
+    expect(live.socket.readyState).toBe(WebSocket.OPEN);
+    await expect.poll(() => host.upgrades.open).toBe(1);
+    live.socket.close();
+  });
+
+  it('accepts wss:// on the HTTPS listener, where the same origin is the https one', async () => {
+    const { host } = await startEcho({ ServerDevCertFilePath: 'ws.crt', ServerDevCertKeyFilePath: 'ws.key' }, {}, true);
+    const wss = host.tlsUrl.replace(/^https/, 'wss') + '/echo/socket';
+    const { socket, greeting } = await connect(wss, { rejectUnauthorized: false, origin: host.tlsUrl });
+    expect(greeting.user).toBeNull();
+    socket.close();
+    expect((await refusal(wss, { rejectUnauthorized: false, origin: host.tlsUrl.replace('https:', 'http:') })).status).toBe(403);
+  });
+
+  it('answers a plain GET at a socket path with 426 Upgrade Required', async () => {
+    const { url } = await startEcho();
+    const res = await fetch(`${url}/echo/socket`);
+    expect(res.status).toBe(426);
+    expect(res.headers.get('upgrade')).toBe('websocket');
+    expect(((await res.json()) as { code: string }).code).toBe('websocket.upgrade_required');
+  });
+
+  it('answers 404 for a path no module offers, and closes every socket with 1001 when the host closes', async () => {
+    const { ws, url, close } = await startEcho();
+    expect((await refusal(`${url.replace(/^http/, 'ws')}/other/socket`)).status).toBe(404);
+    const a = await connect(ws);
+    const b = await connect(ws);
+    const codes = Promise.all([closed(a.socket), closed(b.socket)]);
+    await close();
+    expect(await codes).toEqual([1001, 1001]);
+  });
+});

@@ -1,0 +1,126 @@
+import { once } from 'node:events';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { testAppSettings, useTestHosts } from '@ack/host/test-support';
+import { wwwrootModule } from '../index.js';
+import { createServedPathMap } from './served-paths.js';
+import { LIVE_RELOAD_PATH } from './index.js';
+
+const hosts = useTestHosts();
+const TOKEN = 'live-token';
+const HOST_ACCESS_ID = 'live-reload-host-access';
+
+async function start(appSettings: Record<string, unknown> = {}, moduleConfig: Record<string, unknown> = {}) {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_ACCESS_ID, ...appSettings } }), {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared.json', ...moduleConfig } },
+    'config/shared.json': { items: [{ requestPath: '/shared/theme.css', hostFilePath: '../shared/theme.css' }] },
+    'shared/theme.css': 'body{}',
+    'modules/wwwroot/wwwroot/site.css': 'body{}',
+    'contracts/wwwroot/HDS/screen.html': '<p>v1</p>',
+  });
+  return hosts.start(home, { wwwroot: wwwrootModule });
+}
+
+/** A live-reload client that collects the paths announced to it. */
+async function listen(url: string) {
+  const socket = new WebSocket(url.replace(/^http/, 'ws') + LIVE_RELOAD_PATH);
+  await once(socket, 'open');
+  const seen: string[] = [];
+  socket.on('message', (data) => {
+    const message = JSON.parse(data.toString()) as { type: string; paths: string[] };
+    expect(message.type).toBe('changed');
+    seen.push(...message.paths);
+  });
+  return { socket, seen };
+}
+
+describe('live reload', () => {
+  it('announces a sync upload, a contract sync and edits on disk with the URL paths that serve them', async () => {
+    const { url, home } = await start();
+    const manifest = await fetch(`${url}/shared-files/manifest`);
+    expect(manifest.headers.get('ack-live-reload')).toBe(LIVE_RELOAD_PATH);
+    const { socket, seen } = await listen(url);
+
+    const upload = new FormData();
+    upload.append('moduleName', 'wwwroot');
+    upload.append('changeType', 'Changed');
+    upload.append('filePath', 'HDS/screen.css');
+    upload.append('file', new Blob(['p{color:red}']), 'screen.css');
+    const uploaded = await fetch(`${url}/wwwroot/api/sync/upload`, {
+      method: 'POST',
+      body: upload,
+      headers: { authorization: `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}` },
+    });
+    expect(uploaded.status).toBe(200);
+    await expect.poll(() => seen).toContain('/view/screen.css');
+
+    const synced = new FormData();
+    synced.append('moduleID', 'wwwroot');
+    synced.append('contractType', 'wwwroot');
+    synced.append('changeType', 'Created');
+    synced.append('destFilePath', 'app/page.html');
+    synced.append('file', new Blob(['<p>synced</p>']), 'page.html');
+    const contract = await fetch(`${url}/contractsync`, { method: 'POST', body: synced, headers: { hostAccessID: HOST_ACCESS_ID } });
+    expect(contract.status).toBe(200);
+    await expect.poll(() => seen).toContain('/wwwroot/app/page.html');
+
+    // Edits on disk: the watcher may take a moment to arm, so an edit is repeated (bounded) until seen.
+    for (const [file, served] of [
+      ['modules/wwwroot/wwwroot/site.css', '/site.css'],
+      ['contracts/wwwroot/HDS/screen.html', '/view/screen.html'],
+      ['shared/theme.css', '/shared/theme.css'],
+    ] as const) {
+      await expect
+        .poll(() => {
+          home.write(file, `/* ${Date.now()} */`);
+          return seen;
+        }, { timeout: 10_000, interval: 500 })
+        .toContain(served);
+    }
+    socket.close();
+  });
+
+  it('is off in production even when IsEnabledLiveReload asks for it, and can be turned off in development', async () => {
+    for (const [appSettings, moduleConfig] of [
+      [{ RunningEnvironment: 'P' }, { IsEnabledLiveReload: true }],
+      [{ RunningEnvironment: 'D' }, { IsEnabledLiveReload: false }],
+    ] as const) {
+      const { url } = await start(appSettings, moduleConfig);
+      const manifest = await fetch(`${url}/shared-files/manifest`);
+      expect(manifest.status).toBe(200);
+      expect(manifest.headers.get('ack-live-reload')).toBeNull();
+      const socket = new WebSocket(url.replace(/^http/, 'ws') + LIVE_RELOAD_PATH);
+      socket.on('error', () => {});
+      const [, res] = (await once(socket, 'unexpected-response')) as [unknown, { statusCode: number }];
+      expect(res.statusCode).toBe(404);
+      socket.terminate();
+    }
+  });
+
+  it('can be turned on outside development (RunningEnvironment S) by IsEnabledLiveReload', async () => {
+    const { url } = await start({ RunningEnvironment: 'S' }, { IsEnabledLiveReload: true });
+    const { socket } = await listen(url);
+    expect(socket.readyState).toBe(WebSocket.OPEN);
+    socket.close();
+  });
+});
+
+describe('served paths', () => {
+  const root = path.resolve('/srv/home');
+  const map = createServedPathMap(
+    [
+      { root: path.join(root, 'contracts/wwwroot/HDS'), prefix: '/view/' },
+      { root: path.join(root, 'modules/wwwroot/wwwroot'), prefix: '/' },
+    ],
+    [{ requestPath: '/shared/a b.css', hostFilePath: path.join(root, 'shared/a b.css') }],
+  );
+
+  it('maps a file to each URL that serves it, percent-encoded, and a temporary file to none', () => {
+    expect(map(path.join(root, 'contracts/wwwroot/HDS/app/main.css'))).toEqual(['/view/app/main.css']);
+    expect(map(path.join(root, 'modules/wwwroot/wwwroot/index.html'))).toEqual(['/index.html']);
+    expect(map(path.join(root, 'shared/a b.css'))).toEqual(['/shared/a%20b.css']);
+    expect(map(path.join(root, 'contracts/transact/x.json'))).toEqual([]);
+    expect(map(path.join(root, 'modules/wwwroot/wwwroot'))).toEqual([]);
+  });
+});

@@ -114,8 +114,6 @@ export interface WwwrootSettings {
   htmxSampleEnabled: boolean;
   /** Live reload is on: in development unless `IsEnabledLiveReload` is false, elsewhere when it is true, never in production. */
   liveReload: boolean;
-  /** The whole ModuleConfig, for settings read by one capability only. */
-  raw: Record<string, unknown>;
 }
 
 /** What the settings are read from: the part of the module context a tool (the CLI) can build too. */
@@ -146,7 +144,6 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     syncRefreshTimeoutMs: c.SyncRefreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS,
     htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
     liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
-    raw: c as Record<string, unknown>,
   };
 }
 

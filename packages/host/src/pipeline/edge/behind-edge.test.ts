@@ -6,7 +6,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import type { AckModuleFactory } from '../../modules/contract.js';
 import { createTestHome, curlClient, makeTestCertificate, moduleFiles, probeModule, startTestHost, testAppSettings, type TestHost } from '../../test-support/index.js';
 
@@ -24,6 +26,15 @@ const seen: AckModuleFactory = () => ({
       if (req.ack.rawPath !== '/seen/api') return next();
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ clientIp: req.ack.clientIp, protocol: req.ack.protocol, httpVersion: req.httpVersion }));
+    },
+  ],
+  // Echoes each message with what ack saw of the handshake (a WebSocket through the edge).
+  upgrades: [
+    {
+      path: '/seen/socket',
+      handler(socket, req) {
+        socket.on('message', (data) => socket.send(JSON.stringify({ echo: String(data), clientIp: req.ack.clientIp, protocol: req.ack.protocol })));
+      },
     },
   ],
 });
@@ -165,6 +176,16 @@ describe('behind Caddy (examples/edge/Caddyfile)', () => {
     expect(h2.version).toBe('2');
     expect(h2.headers['alt-svc']).toMatch(new RegExp(`h3=":${port}"`));
     expect(JSON.parse(h2.text)).toMatchObject({ clientIp: '::1', protocol: 'https' });
+  });
+
+  it('carries a WebSocket round trip through Caddy to a module of ack', async () => {
+    const socket = new WebSocket(`wss://localhost:${port}/seen/socket`, { rejectUnauthorized: false, servername: 'localhost' });
+    await once(socket, 'open');
+    const reply = once(socket, 'message');
+    socket.send('ping through the edge');
+    const [data] = (await reply) as [Buffer];
+    socket.close();
+    expect(JSON.parse(String(data))).toMatchObject({ echo: 'ping through the edge', protocol: 'https' });
   });
 
   it('does not let a client spoof its address through the edge', async () => {

@@ -13,7 +13,14 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
-    projects: [pkg('host'), pkg('wwwroot'), pkg('loader'), pkg('cli')],
+    projects: [
+      pkg('host'),
+      pkg('wwwroot'),
+      pkg('loader'),
+      pkg('cli'),
+      // The release check: packed tarballs installed with npm outside the repository (scripts/).
+      { extends: true as const, test: { name: 'release', root: 'scripts', include: ['*.test.ts'] } },
+    ],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -47,7 +47,8 @@ export async function build() {
   fs.mkdirSync(exampleLibDir, { recursive: true });
   const write = (file, text) => {
     // Temporary file + rename: a host serving the file meanwhile sees the old one or the new one.
-    const tmp = `${file}.${process.pid}.tmp`;
+    // The temporary file sits outside dist/, so a `pnpm pack` meanwhile never lists it.
+    const tmp = path.join(here, `.build-${process.pid}-${path.basename(file)}.tmp`);
     fs.writeFileSync(tmp, text);
     fs.renameSync(tmp, file);
   };

@@ -68,11 +68,12 @@ export interface AckHost {
  */
 export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const env = options.env ?? process.env;
-  const { settings, file: settingsFile } = loadHostSettings(options.appDir, env);
+  const { settings, file: settingsFile, warnings } = loadHostSettings(options.appDir, env);
   const paths = createHostPaths(path.dirname(settingsFile), env);
   const logging = createHostLogging(settings, paths, options.logging);
   const logger = logging.logger;
   logger.debug('effective settings ' + JSON.stringify(redactSettings(settings)));
+  for (const warning of warnings) logger.warn(warning);
   const app = settings.AppSettings;
   const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'));
 
@@ -122,6 +123,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   loaded.push(...result.loaded);
 
   const edge = createEdge(settings, paths, logger);
+  // The access file holds the combined lines alone, so that log tools read it as they are.
+  if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '') logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
   const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
   const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
   const routes: ModuleRoutes[] = [
@@ -245,5 +248,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   for (const s of result.skipped) logger.info(`module ${s.id} skipped: ${s.reason}`);
   for (const m of loaded) logger.info(`module ${m.id} loaded from ${m.directory}`);
+  if (loaded.length === 0) {
+    logger.warn(`no module loaded: every request will be answered 404 (AppSettings:LoadModules names ${app.LoadModules.length === 0 ? 'none' : app.LoadModules.join(', ')}; modules are looked for in ${paths.resolve(app.LoadModuleBasePath)})`);
+  }
   return host;
 }

@@ -1,29 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AckHost } from '@ack/host';
-import { launchChromium, observedPage, textAssetsOf } from './test-support/browser.js';
+import { describe, expect, it } from 'vitest';
+import { observedPage, textAssetsOf, useExampleInBrowser } from './test-support/browser.js';
 import { exampleHome, startExampleHost } from './test-support/hosts.js';
 
 // The loader in a real browser against the real example host (examples/basic, as `pnpm start`
 // serves it): the demo screen /loader-demo.html joins the example's six shared files.
 const shared = (name: string) => fs.readFileSync(path.join(exampleHome, 'shared', name), 'utf8');
 
-let browser: Browser;
-let host: AckHost;
-let url: string;
-
-beforeAll(async () => {
-  [browser, { host, url }] = await Promise.all([launchChromium(), startExampleHost()]);
-});
-afterAll(async () => {
-  await Promise.all([browser?.close(), host?.close({ graceMs: 500 })]);
-});
+const example = useExampleInBrowser(startExampleHost);
 
 describe('example host: /loader-demo.html', () => {
   it('serves the loader at the stable URL /lib/ack.loader.js as a loader file (never cached)', async () => {
-    const response = await fetch(`${url}/lib/ack.loader.js`);
+    const response = await fetch(`${example.url}/lib/ack.loader.js`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/javascript/);
     expect(response.headers.get('cache-control')).toMatch(/no-cache/);
@@ -33,9 +22,9 @@ describe('example host: /loader-demo.html', () => {
   });
 
   it('joins the shared CSS, script and text assets, and the screen shows the settings', async () => {
-    const { page, pageErrors } = await observedPage(browser);
+    const { page, pageErrors } = await observedPage(example.browser);
     try {
-      await page.goto(`${url}/loader-demo.html`);
+      await page.goto(`${example.url}/loader-demo.html`);
       await page.waitForFunction(() => document.documentElement.getAttribute('data-demo') === 'ready');
 
       // Styles and scripts of the catalog are in the page, in catalog (= manifest) order.

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { AckModuleFactory, ModuleContributions } from '@ack/host';
 import { parseWwwrootSettings } from './settings/module-settings.js';
 import type { FileCacheControl, WwwrootRuntime } from './runtime.js';
@@ -8,6 +9,7 @@ import { createDevSignInRouter } from './dev-sign-in/index.js';
 import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
 import { createLiveReload, LIVE_RELOAD_PATH } from './live-reload/index.js';
+import { createLoaderRouter, LOADER_MOUNT } from './loader/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
@@ -19,6 +21,10 @@ export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from '.
  */
 export const wwwrootModule: AckModuleFactory = (ctx) => {
   const settings = parseWwwrootSettings(ctx);
+  for (const warning of settings.warnings) ctx.logger.warn(warning);
+  if (!fs.existsSync(settings.wwwrootBasePath)) {
+    ctx.logger.warn(`static root ${settings.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath): static requests will be answered 404 until it does`);
+  }
   const invalidators: Array<(absolutePath: string) => void> = [];
   const files: FileCacheControl = {
     invalidate: (p) => invalidators.forEach((fn) => fn(p)),
@@ -39,6 +45,7 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
       { mount: '/wwwroot/api/dev-account', handler: createDevSignInRouter(runtime) },
       { mount: '/wwwroot/api/index', handler: createIndexApiRouter(runtime) },
       { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime) },
+      { mount: LOADER_MOUNT, handler: createLoaderRouter(runtime) },
     ],
     upgrades: liveReload ? [liveReload.upgrade] : [],
     close: () => liveReload?.close(),
@@ -47,5 +54,5 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
 };
 
 export default wwwrootModule;
-export { loadCatalog, buildCatalog, MANIFEST_PATH } from './shared-files/catalog.js';
-export type { CatalogResult, SharedFileCatalog, SharedFileItem } from './shared-files/catalog.js';
+export { loadCatalog, buildCatalog, secretTargetReason, MANIFEST_PATH } from './shared-files/catalog.js';
+export type { CatalogResult, RefusedItem, SharedFileCatalog, SharedFileItem } from './shared-files/catalog.js';

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { createHostPaths, loadHostSettings, moduleJsonPath, readModuleJson, SettingsError } from '@ack/host';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { EXIT } from '../exit-codes.js';
+import { printJsonFailure } from './remote/options.js';
 
 export interface CatalogReport {
   catalog: string;
@@ -15,9 +16,6 @@ export interface CatalogReport {
   /** Items whose host file looks like something that must never be public. */
   sensitiveTargets: string[];
 }
-
-// Only publishable assets may be registered (docs/static-files.md). These names are never publishable.
-const SENSITIVE = [/(^|\/)appsettings[^/]*\.json$/i, /(^|\/)module\.json$/i, /\.(key|pem|pfx|p12)$/i, /(^|\/)\.env/i, /(^|\/)\.ack\//, /(^|\/)\.git\//, /(^|\/)shared_files\.json$/i];
 
 /**
  * `ack catalog check`: reads a home's shared-file catalog as the host would at start and reports
@@ -43,7 +41,7 @@ export function checkCatalog(appDir: string, catalogOverride?: string): CatalogR
     items: items.length,
     skipped: result.notes,
     missingTargets: items.filter((i) => !isFile(i.hostFilePath)).map((i) => `${i.requestPath} → ${i.hostFilePath}`),
-    sensitiveTargets: items.filter((i) => SENSITIVE.some((re) => re.test(i.hostFilePath.replace(/\\/g, '/')))).map((i) => `${i.requestPath} → ${i.hostFilePath}`),
+    sensitiveTargets: result.refused.map((r) => `${r.requestPath} → ${r.hostFilePath} (${r.reason})`),
   };
 }
 
@@ -68,7 +66,9 @@ export function registerCatalog(program: Command): void {
       try {
         report = checkCatalog(path.resolve(opts.appDir ?? process.cwd()), opts.catalog);
       } catch (err) {
-        process.stderr.write(`ack: ${(err as Error).message.split('\n')[0]}\n`);
+        const message = (err as Error).message.split('\n')[0]!;
+        process.stderr.write(`ack: ${message}\n`);
+        if (opts.json) printJsonFailure({ catalog: opts.catalog ?? null, items: 0, skipped: [], missingTargets: [], sensitiveTargets: [] }, message, EXIT.usage);
         process.exit(EXIT.usage);
       }
       const problems = report.skipped.length + report.missingTargets.length + report.sensitiveTargets.length;

@@ -29,8 +29,11 @@ async function contractSyncCommand(file: string, options: ContractSyncOptions): 
   }
   const destFilePath = joinRemote(undefined, options.dest ?? path.basename(local));
   const settings = requestSettings(options);
-  const results = await Promise.all(
-    urls.map((url) => contractSync(url, hostAccessID, { file: local, moduleID: options.moduleId, contractType: options.type, destFilePath, change }, settings)),
+  const results = (
+    await Promise.all(urls.map((url) => contractSync(url, hostAccessID, { file: local, moduleID: options.moduleId, contractType: options.type, destFilePath, change }, settings)))
+  ).map((r) =>
+    // The route exists only with AppSettings:UseContractSync on; a 404 means it is off there.
+    r.status === 404 ? { ...r, error: `contract sync is off on that host (${r.url}; AppSettings:UseContractSync is false)` } : r,
   );
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, status: r.status, answer: r.body, error: r.error })) }, null, 2)}\n`);

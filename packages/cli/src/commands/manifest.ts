@@ -8,7 +8,8 @@ async function manifestCommand(options: RemoteOptions): Promise<number> {
   const results = await Promise.all(urls.map((url) => fetchManifest(url, requestSettings(options))));
   const paths = (body: unknown) => (Array.isArray(body) ? body.map((e) => String((e as { requestPath?: unknown })?.requestPath ?? '')) : []);
   if (options.json) {
-    const doc = urls.length === 1 && results[0]!.ok ? results[0]!.body : { ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, manifest: r.body, error: r.error })) };
+    // One shape whatever happened: an error, one host or several.
+    const doc = { ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, manifest: r.ok ? r.body : undefined, error: r.error })) };
     process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     for (const r of results) {

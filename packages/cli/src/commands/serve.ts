@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { createHost, HOST_VERSION, SettingsError, type AckHost } from '@ack/host';
 import { builtInModules } from '../registry.js';
 import { parsePort } from '../options.js';
+import { createStaticHome, locateAppDir, type StaticHome } from './static-home.js';
 
 export interface ServeOptions {
   appDir?: string;
@@ -17,18 +18,33 @@ export interface ServeOptions {
  * used (certificates included), 1 when a port is taken or start-up fails, 0 after a clean
  * SIGINT/SIGTERM shut-down.
  */
-export async function serve(options: ServeOptions): Promise<void> {
-  const appDir = path.resolve(options.appDir ?? process.cwd());
+export async function serve(options: ServeOptions, dir?: string): Promise<void> {
+  let appDir = path.resolve(options.appDir ?? process.cwd());
+  let staticHome: StaticHome | undefined;
+  if (dir !== undefined && options.appDir === undefined) {
+    const found = locateAppDir(path.resolve(dir));
+    if ('missing' in found) {
+      process.stderr.write(`ack: no such folder: ${dir}\n`);
+      process.exit(2);
+    }
+    if ('staticRoot' in found) staticHome = createStaticHome(found.staticRoot);
+    appDir = staticHome?.appDir ?? ('appDir' in found ? found.appDir : appDir);
+  }
   let host: AckHost;
   try {
-    host = await createHost({ appDir, modules: builtInModules });
+    host = await createHost({ appDir, modules: builtInModules, ...(staticHome ? { env: staticHome.env } : {}) });
   } catch (err) {
+    staticHome?.remove();
     process.stderr.write(`ack: ${(err as Error).message}\n`);
     process.exit(err instanceof SettingsError ? 2 : 1);
   }
+  if (staticHome) process.once('exit', () => staticHome.remove());
   const port = options.port ?? host.settings.AppSettings.ServerPort;
+  // Loopback unless told otherwise (docs/configuration.md, ServerListenAddress): `*` or `0.0.0.0` opens every interface.
+  const configured = (options.host ?? host.settings.AppSettings.ServerListenAddress).trim();
+  const bindHost = configured === '' || configured === '*' ? undefined : configured;
   try {
-    await host.listen({ port, host: options.host, tlsPort: options.httpsPort });
+    await host.listen({ port, host: bindHost, tlsPort: options.httpsPort });
   } catch (err) {
     if (err instanceof SettingsError) {
       // A certificate that cannot be used is a settings error, like any other: exit 2.
@@ -37,7 +53,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       process.exit(2);
     }
     const { code, port: failedPort = port, address } = err as NodeJS.ErrnoException & { port?: number; address?: string };
-    const where = `${address ?? options.host ?? '*'}:${failedPort}`;
+    const where = `${address ?? bindHost ?? '*'}:${failedPort}`;
     const text = code === 'EADDRINUSE' ? `port ${failedPort} is already in use (${where})` : code === 'EACCES' ? `no permission to listen on ${where}` : (err as Error).message;
     process.stderr.write(`ack: ${text}\n`);
     await host.close({ graceMs: 0 });
@@ -47,7 +63,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   log.info(`ack ${HOST_VERSION} on Node ${process.version}`);
   log.info(`entry base path ${host.paths.entryBasePath}`);
   log.info(`modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`);
-  log.info(`listening on ${host.url}${options.host ? '' : ` (all interfaces, port ${new URL(host.url).port})`}`);
+  if (staticHome) log.info(`serving the folder ${path.resolve(dir!)} as a static root (no appsettings.json there; nothing is written into it)`);
+  const everywhere = bindHost === undefined || bindHost === '0.0.0.0' || bindHost === '::';
+  const reach = everywhere ? `all interfaces, port ${new URL(host.url).port}` : isLoopback(bindHost) ? 'this machine only; --host 0.0.0.0 to open it' : bindHost;
+  log.info(`listening on ${host.url} (${reach})`);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -66,13 +85,18 @@ export async function serve(options: ServeOptions): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
+function isLoopback(address: string): boolean {
+  return address === 'localhost' || address === '::1' || address.startsWith('127.');
+}
+
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .description('serve an application home (the folder holding appsettings.json)')
+    .description('serve an application home (the folder holding appsettings.json), or any folder as a static root')
+    .argument('[dir]', 'an application home (or its app/ folder), or a plain folder to serve as it is')
     .option('--app-dir <dir>', 'folder holding appsettings.json (the entry base path); default: the current folder')
     .option('--port <n>', 'port to listen on (default AppSettings:ServerPort, 8421)', parsePort)
-    .option('--host <addr>', 'address to listen on (default: all interfaces)')
+    .option('--host <addr>', 'address to listen on, for the plain port and the --https-port listener (default AppSettings:ServerListenAddress, 127.0.0.1; 0.0.0.0 for every interface)')
     .option('--https-port <n>', 'also serve HTTPS (HTTP/2 and HTTP/1.1) on this port; with no certificate configured, the development certificate (ack dev-cert)', parsePort)
-    .action(async (opts: ServeOptions) => serve(opts));
+    .action(async (dir: string | undefined, opts: ServeOptions) => serve(opts, dir));
 }

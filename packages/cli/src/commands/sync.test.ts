@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
+import { closedPort, workDir } from '../test-support/work.js';
 
 // These tests run the BUILT `ack` binary (`pnpm build` first) against a host started here.
 
@@ -33,31 +32,14 @@ async function host(): Promise<TestHost & { contracts: string }> {
   return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
 }
 
-function workDir(files: Record<string, string | Buffer> = {}): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-cli-sync-'));
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), content);
-  }
-  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 const env = { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' };
 
 describe('ack sync upload', () => {
   it('uploads one file to the path given', async () => {
     const h = await host();
-    const dir = workDir({ 'page.html': '<p>from the cli</p>' });
+    const dir = workDir(cleanups, { 'page.html': '<p>from the cli</p>' });
     const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', '/HDS/page.html', '--url', h.url], { env });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -68,7 +50,7 @@ describe('ack sync upload', () => {
   it('uploads a folder with paths relative to it, without a progress bar when not on a terminal', async () => {
     const h = await host();
     const files = { 'index.html': 'i', 'js/app.js': 'app()', 'js/lib/x.js': 'x', 'css/site.css': 'c', '.hidden': 'no', '.git/config': 'no' };
-    const dir = workDir(files);
+    const dir = workDir(cleanups, files);
     const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/app', '--url', h.url], { env });
     expect(run.code).toBe(0);
     expect(run.stdout + run.stderr).not.toMatch(/\[#|\r/);
@@ -83,7 +65,7 @@ describe('ack sync upload', () => {
   it('prints one JSON document with --json, with the sha256 the host stored', async () => {
     const h = await host();
     const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-    const dir = workDir({ 'a.bin': bytes, 'b.txt': 'bee' });
+    const dir = workDir(cleanups, { 'a.bin': bytes, 'b.txt': 'bee' });
     const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/bin', '--url', h.url, '--json'], { env });
     expect(run.code).toBe(0);
     const doc = JSON.parse(run.stdout);
@@ -97,7 +79,7 @@ describe('ack sync upload', () => {
 
   it('deletes with --change Deleted and refreshes with ack sync refresh', async () => {
     const h = await host();
-    const dir = workDir({ 'x.html': 'x' });
+    const dir = workDir(cleanups, { 'x.html': 'x' });
     expect((await runAck(['sync', 'upload', path.join(dir, 'x.html'), '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url], { env })).code).toBe(0);
     const refresh = await runAck(['sync', 'refresh', '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url], { env });
     expect(refresh.code).toBe(0);
@@ -109,7 +91,7 @@ describe('ack sync upload', () => {
 
   it('exits 3 with one line when the token is refused', async () => {
     const h = await host();
-    const dir = workDir({ 'page.html': 'p' });
+    const dir = workDir(cleanups, { 'page.html': 'p' });
     const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } });
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/refused the credentials \(sync\.invalid_token/);
@@ -120,7 +102,7 @@ describe('ack sync upload', () => {
   it('exits 1 saying which host is unreachable; several hosts fail if any fails', async () => {
     const h = await host();
     const port = await closedPort();
-    const dir = workDir({ 'page.html': 'p' });
+    const dir = workDir(cleanups, { 'page.html': 'p' });
     const file = path.join(dir, 'page.html');
     const run = await runAck(['sync', 'upload', file, '--module', 'wwwroot', '--path', 'HDS/p.html', '--url', `http://127.0.0.1:${port}`, '--retries', '1'], { env });
     expect(run.code).toBe(1);
@@ -138,7 +120,7 @@ describe('ack sync upload', () => {
     const missing = await runAck(['sync', 'upload', 'no-such-file.html', '--module', 'wwwroot', '--url', h.url], { env });
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toBe('ack: no such file or folder: no-such-file.html');
-    const dir = workDir({ 'page.html': 'p' });
+    const dir = workDir(cleanups, { 'page.html': 'p' });
     const escape = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', 'C:/x.html', '--url', h.url], { env });
     expect(escape.code).toBe(2);
     expect(escape.stderr).toContain('sync.invalid_path');
@@ -151,7 +133,7 @@ describe('ack sync upload', () => {
 describe('ack contract-sync and ack manifest', () => {
   it('writes both targets with the host access ID from ACK_HOST_ACCESS_ID, and exits 3 for a wrong one', async () => {
     const h = await host();
-    const dir = workDir({ 'TST010.json': '{"t":1}' });
+    const dir = workDir(cleanups, { 'TST010.json': '{"t":1}' });
     const file = path.join(dir, 'TST010.json');
     const ok = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--dest', 'HDS/ZZW/TST010.json', '--url', h.url], { env: { ...env, ACK_HOST_ACCESS_ID: HOST_KEY } });
     expect(ok.code).toBe(0);
@@ -172,14 +154,14 @@ describe('ack contract-sync and ack manifest', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toBe('/shared/a.css\n/shared/b.js\n');
     const json = await runAck(['manifest', '--url', h.url, '--json'], { env });
-    expect(JSON.parse(json.stdout)).toEqual([{ requestPath: '/shared/a.css' }, { requestPath: '/shared/b.js' }]);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, results: [{ url: h.url, ok: true, manifest: [{ requestPath: '/shared/a.css' }, { requestPath: '/shared/b.js' }] }] });
   });
 });
 
 describe('ack sync watch', () => {
   it('pushes a creation, a same-size edit and a deletion, and stops on SIGINT', async () => {
     const h = await host();
-    const dir = workDir({ 'existing.html': 'old' });
+    const dir = workDir(cleanups, { 'existing.html': 'old' });
     const child = spawn(process.execPath, [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--path', 'HDS/live', '--url', h.url, '--debounce', '50'], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

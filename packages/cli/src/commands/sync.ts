@@ -3,9 +3,9 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CliError, EXIT_CODES } from './remote/exit-codes.js';
 import { addRemoteOptions, action, requestSettings, requireSecret, resolveUrls, type RemoteOptions } from './remote/options.js';
-import { joinRemote } from './remote/path-mapping.js';
+import { applicationFolderHint, joinRemote } from './remote/path-mapping.js';
 import { listFiles, sha256File } from './remote/files.js';
-import { createProgress, runLimited } from './remote/progress.js';
+import { createProgress, formatBytes, runLimited } from './remote/progress.js';
 import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
 import { exitCodeFor, type Outcome } from './remote/outcome.js';
 import { watchFolder } from './remote/watch.js';
@@ -33,6 +33,7 @@ interface UploadOptions extends SyncOptions {
   path?: string;
   change?: ChangeType;
   concurrency?: number;
+  dryRun?: boolean;
 }
 
 /** What to send for `ack sync upload <file|dir>`: one file, or every file of a folder under `--path`. */
@@ -59,17 +60,22 @@ interface UploadResult extends Outcome {
 
 async function uploadCommand(target: string, options: UploadOptions): Promise<number> {
   const urls = resolveUrls(options);
-  const token = requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token');
-  const settings = requestSettings(options);
   const change = options.change ?? 'Changed';
   const items = await uploadItems(target, options, change);
+  const hint = applicationFolderHint(options.module, items.map((i) => i.remotePath));
+  if (options.dryRun) return dryRun(items, urls, options, change, hint);
+  const token = requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token');
+  const settings = requestSettings(options);
+  if (hint && !options.json) process.stderr.write(`ack: ${hint}\n`);
   if (items.length === 0) {
-    if (options.json) process.stdout.write(`${JSON.stringify({ ok: true, results: [] })}\n`);
+    if (options.json) process.stdout.write(`${JSON.stringify({ ok: true, module: options.module, change, dryRun: false, results: [] }, null, 2)}\n`);
     else process.stdout.write(`nothing to upload in ${target}\n`);
     return EXIT_CODES.ok;
   }
+  const sizes = await Promise.all(items.map(async (item) => (item.file && change !== 'Deleted' ? (await fs.promises.stat(item.file).catch(() => undefined))?.size ?? 0 : 0)));
+  const sizeOf = new Map(items.map((item, i) => [item, sizes[i]!]));
   const showProgress = !options.json && process.stdout.isTTY === true && process.stderr.isTTY === true;
-  const progress = createProgress(items.length * urls.length, showProgress);
+  const progress = createProgress(items.length * urls.length, sizes.reduce((a, b) => a + b, 0) * urls.length, showProgress);
   const hashes = new Map<UploadItem, Promise<string>>();
   const hashOf = (item: UploadItem) => {
     if (!hashes.has(item)) hashes.set(item, sha256File(item.file!));
@@ -85,7 +91,7 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
         outcome = { url, ok: false, error: `cannot read ${item.file}: ${(err as Error).message}`, exit: EXIT_CODES.usage };
       }
       const result = { ...outcome, path: item.remotePath, file: item.file };
-      progress.tick();
+      progress.tick(sizeOf.get(item));
       if (!options.json && !showProgress) printUpload(result, change, urls.length > 1);
       return result;
     }),
@@ -93,12 +99,33 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
   const results = await runLimited(tasks, options.concurrency ?? 4);
   progress.done();
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), module: options.module, change, results: results.map(jsonResult) }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), module: options.module, change, dryRun: false, ...(hint ? { hint } : {}), results: results.map(jsonResult) }, null, 2)}\n`);
   } else {
     if (showProgress) results.forEach((r) => !r.ok && printUpload(r, change, urls.length > 1));
     summarise(results, urls, change);
   }
   return exitCodeFor(results);
+}
+
+/** `--dry-run`: what would be sent where, without a token, a request or a write. */
+async function dryRun(items: UploadItem[], urls: string[], options: UploadOptions, change: ChangeType, hint: string | undefined): Promise<number> {
+  const planned = await Promise.all(
+    items.map(async (item) => ({
+      path: item.remotePath,
+      file: item.file,
+      bytes: item.file && change !== 'Deleted' ? ((await fs.promises.stat(item.file).catch(() => undefined))?.size ?? 0) : 0,
+    })),
+  );
+  if (options.json) {
+    const results = planned.flatMap((p) => urls.map((url) => ({ url, path: p.path, file: p.file, ok: true, bytes: p.bytes })));
+    process.stdout.write(`${JSON.stringify({ ok: true, module: options.module, change, dryRun: true, ...(hint ? { hint } : {}), results }, null, 2)}\n`);
+    return EXIT_CODES.ok;
+  }
+  if (hint) process.stderr.write(`ack: ${hint}\n`);
+  for (const p of planned) process.stdout.write(`would ${change === 'Deleted' ? 'delete' : 'upload'} ${p.path}${change === 'Deleted' ? '' : ` (${p.bytes} bytes)`}\n`);
+  const total = planned.reduce((a, p) => a + p.bytes, 0);
+  process.stdout.write(`dry run: ${planned.length} file${planned.length === 1 ? '' : 's'}, ${formatBytes(total)}, to ${urls.join(', ')}; nothing was sent\n`);
+  return EXIT_CODES.ok;
 }
 
 function jsonResult(r: UploadResult) {
@@ -156,6 +183,7 @@ interface WatchOptions extends SyncOptions {
   path?: string;
   debounce?: number;
   concurrency?: number;
+  initial?: boolean;
 }
 
 export function registerSync(program: Command): void {
@@ -169,7 +197,8 @@ export function registerSync(program: Command): void {
     .option('--path <target>', "path in the module's contract folder (a file: default its name; a folder: a prefix)")
     .option('--change <type>', 'Created, Changed (default) or Deleted', parseChange)
     .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
-    .action(action(uploadCommand));
+    .option('--dry-run', 'list what would be sent, and send nothing')
+    .action(action(uploadCommand, (o) => ({ module: o.module, change: o.change ?? 'Changed', dryRun: o.dryRun === true, results: [] })));
 
   common(sync.command('refresh').description("ask the host to reload one contract file into the module's cache"))
     .requiredOption('--path <target>', "path in the module's contract folder")
@@ -180,6 +209,7 @@ export function registerSync(program: Command): void {
     .option('--path <prefix>', "folder in the module's contract folder to mirror into")
     .option('--debounce <ms>', 'quiet time before a changed file is sent (default 200)', positiveInt)
     .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
+    .option('--initial', 'push every file of the folder first, then watch')
     .action(
       action(async (dir: string, options: WatchOptions) => {
         const root = path.resolve(dir);
@@ -195,7 +225,8 @@ export function registerSync(program: Command): void {
           debounceMs: options.debounce ?? 200,
           concurrency: options.concurrency ?? 4,
           json: options.json === true,
+          initial: options.initial === true,
         });
-      }),
+      }, () => ({ event: 'failed' })),
     );
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 
 /**
  * RFC 9457 problem details (docs/pipeline.md "Errors"): `type`, `title`, `status`, `detail`,
@@ -38,15 +38,42 @@ export function problemBody(problem: Problem): Record<string, unknown> {
   };
 }
 
-/** Writes a problem response on a raw or Express response. Never throws. */
+/** What a malformed problem is answered with: the host's own failure, not the module's intent. */
+const MALFORMED: Problem = { status: 500, code: 'internal_error', detail: 'The server could not complete the request.' };
+
+/**
+ * A problem the host can write as it is: an error status (400-599), a code, header names and
+ * values Node accepts, and extensions that serialise. Anything else came from a module bug and is
+ * answered as a 500 (docs/api.md), so that a bad problem never hangs or drops a request.
+ */
+export function isWellFormedProblem(problem: Problem): boolean {
+  if (problem === null || typeof problem !== 'object') return false;
+  if (!Number.isInteger(problem.status) || problem.status < 400 || problem.status > 599) return false;
+  if (typeof problem.code !== 'string' || problem.code === '') return false;
+  if (problem.detail !== undefined && typeof problem.detail !== 'string') return false;
+  if (problem.title !== undefined && typeof problem.title !== 'string') return false;
+  try {
+    for (const [name, value] of Object.entries(problem.headers ?? {})) {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    }
+    JSON.stringify(problemBody(problem));
+  } catch {
+    return false;
+  }
+  return true;
+}
+
+/** Writes a problem response on a raw or Express response. Never throws; a malformed problem is a 500. */
 export function sendProblem(res: ServerResponse, problem: Problem, method = 'GET'): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const body = JSON.stringify(problemBody(problem));
-  res.statusCode = problem.status;
-  for (const [name, value] of Object.entries(problem.headers ?? {})) res.setHeader(name, value);
+  const usable = isWellFormedProblem(problem) ? problem : MALFORMED;
+  const body = JSON.stringify(problemBody(usable));
+  res.statusCode = usable.status;
+  for (const [name, value] of Object.entries(usable.headers ?? {})) res.setHeader(name, value);
   res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.setHeader('Cache-Control', 'no-store');

@@ -16,7 +16,7 @@ export interface HostLogging {
    * `ModuleLogFilePath`), with the rolling and template of the first `File` sink (else Serilog's
    * defaults). The lines still reach the host's own sinks.
    */
-  addLabelFile(label: string, file: string): void;
+  addLabelFile(label: string, file: string, outputTemplate?: string): void;
   /** Flushes buffered sinks and closes files. */
   close(): Promise<void>;
 }
@@ -151,7 +151,7 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
   const logger = make(undefined);
   for (const w of warnings) logger.warn(w);
 
-  const addLabelFile = (label: string, file: string): void => {
+  const addLabelFile = (label: string, file: string, outputTemplate?: string): void => {
     const fileArgs = serilog.WriteTo.find((w) => w.Name.toLowerCase() === 'file')?.Args;
     const args: SinkSettings['Args'] = fileArgs ?? { rollingInterval: 'Day', rollOnFileSizeLimit: true, fileSizeLimitBytes: 104_857_600, buffered: true, flushToDiskInterval: '00:00:05' };
     const prefix = `${label}.`;
@@ -160,7 +160,7 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
       return l === label || (l !== undefined && l.startsWith(prefix)) ? info : false;
     })();
     try {
-      const fileSink = openFileSink(args, file, winston.format.combine(onlyLabel, templateFormat(args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean)), undefined);
+      const fileSink = openFileSink(args, file, winston.format.combine(onlyLabel, templateFormat(outputTemplate ?? args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean)), undefined);
       fileSinks.push(fileSink);
       transports.push(fileSink);
       base.add(fileSink);

@@ -27,8 +27,9 @@ describe('the host logs through the Serilog settings', () => {
     running = undefined;
     const access = readLog().filter((l) => l.includes(' http: '));
     expect(access).toHaveLength(2);
-    expect(access[0]).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] http: GET \/no\/such\/page 404 \d+\.\d ms( \[[^\]]+\])?$/);
-    expect(access[1]).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] http: POST \/api\/nothing 404 \d+\.\d ms( \[[^\]]+\])?$/);
+    // The combined-like access line (docs/logging.md): still method, path without the query, status, ms and id.
+    expect(access[0]).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] http: 127\.0\.0\.1 - - \[[^\]]+\] "GET \/no\/such\/page HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms( \[[^\]]+\])?$/);
+    expect(access[1]).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] http: 127\.0\.0\.1 - - \[[^\]]+\] "POST \/api\/nothing HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms( \[[^\]]+\])?$/);
   });
 
   it('writes no access line without UseHttpLogging, or when the http label is raised above Information', async () => {

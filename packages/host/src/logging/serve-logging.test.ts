@@ -41,7 +41,7 @@ describe('ack serve logging', () => {
     expect((await fetch(`${url}/missing.html`)).status).toBe(404);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const accessLine = /^\[\d{2}:\d{2}:\d{2} INF\] GET \/missing\.html 404 \d+\.\d ms/m;
+    const accessLine = /^\[\d{2}:\d{2}:\d{2} INF\] 127\.0\.0\.1 - - \[[^\]]+\] "GET \/missing\.html HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms/m;
     expect(stdout).toMatch(accessLine);
     expect(stdout).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] listening on http/m);
     const file = fs.readFileSync(path.join(home.home, 'log', 'app.log'), 'utf8');

@@ -138,7 +138,7 @@ function oneLine(text: string): string {
 
 /**
  * Compiles an output template. Tokens: `{Timestamp[:format]}`, `{Level[:u3|w3|t3|u|w]}`,
- * `{Message[:lj|l|j]}`, `{NewLine}`, `{Exception}`, `{Properties[:j]}`, `{SourceContext}`, any meta
+ * `{Message[:lj|l|j]}`, `{NewLine}`, `{Exception}`, `{Properties[:j]}`, `{SourceContext}`, `{Module}`, any meta
  * property by name; `{Name,-5}` alignment; `{{` and `}}` for braces. When the template has no
  * `{Properties}`, meta given to the logger is appended to the message so that it is not lost.
  * `clean` hides secrets in the message and the exception text.
@@ -182,6 +182,10 @@ export function compileTemplate(template: string, clean: (text: string) => strin
           break;
         case 'SourceContext':
           part = (e) => e.label ?? '';
+          break;
+        case 'Module':
+          // The label, or `host` for the host's own lines: a console column that is never empty.
+          part = (e) => e.label ?? 'host';
           break;
         default:
           part = (e) => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SettingsError } from '../settings/load.js';
-import { moduleDirectory, moduleJsonPath, readModuleJson } from './module-json.js';
+import { moduleDirectory, moduleJsonPath, readModuleJsonFile } from './module-json.js';
 import type { AckModuleFactory, HostServices, ModuleContributions, ModuleJson, ModuleRegistry } from './contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
@@ -54,7 +54,8 @@ export async function loadModules(
       skipped.push({ id, reason: `no module.json in ${directory}` });
       continue;
     }
-    const moduleJson = readModuleJson(settingsFile);
+    const { moduleJson, warnings } = readModuleJsonFile(settingsFile);
+    for (const warning of warnings) logger.warn(warning);
     const factory = registry[id] ?? (await importEntryPoint(directory, settingsFile, moduleJson));
     if (!factory) {
       skipped.push({ id, reason: 'no implementation (not built in, and module.json has no EntryPoint)' });

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { AckRequest } from '../modules/contract.js';
 import type { Logger } from '../logging/logger.js';
-import { ProblemError, sendProblem, type Problem } from '../http/problem.js';
+import { isWellFormedProblem, ProblemError, sendProblem, type Problem } from '../http/problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
 export function isApiRequest(req: AckRequest): boolean {
@@ -37,7 +37,10 @@ export interface ErrorResponderOptions {
  */
 export function createErrorResponder(options: ErrorResponderOptions) {
   return (err: unknown, req: AckRequest, res: ServerResponse): void => {
-    if (err instanceof ProblemError) return sendProblem(res, err.problem, req.method);
+    if (err instanceof ProblemError) {
+      if (!isWellFormedProblem(err.problem)) options.logger.error(`${req.method} ${req.ack?.rawPath ?? req.url}: a handler threw a malformed problem; answered 500 [${req.ack?.id ?? '-'}]`, err);
+      return sendProblem(res, err.problem, req.method);
+    }
     const e = err as { status?: unknown; statusCode?: unknown; code?: unknown; type?: unknown; message?: unknown; name?: unknown };
     const status = Number(e?.status ?? e?.statusCode);
     if (err instanceof URIError) {

@@ -38,6 +38,11 @@ const habits: AckModuleFactory = () => {
     res.writeHead(201, 'Created Here', { connection: 'keep-alive', 'content-type': 'text/plain', 'x-kept': 'yes' });
     res.end('written');
   });
+  router.get('/write-head-list', (_req, res) => {
+    // The flat [name, value, ...] form Node also takes.
+    res.writeHead(202, ['Connection', 'keep-alive', 'Content-Type', 'text/plain', 'X-Kept', 'yes', 'X-Twice', 'a', 'X-Twice', 'b']);
+    res.end('written');
+  });
   router.get('/request', (req, res) => {
     res.json({ hostname: req.hostname, protocol: req.protocol, secure: req.secure, httpVersion: req.httpVersion, ip: req.ip, path: req.path, query: req.query });
   });
@@ -57,12 +62,14 @@ async function start(extra: Record<string, unknown> = {}) {
 describe('HTTP/2 adapter', () => {
   it('drops connection-specific headers set with setHeader or writeHead, keeps the rest', async () => {
     const { host, send } = await start();
-    for (const path of ['/habits/api/connection-headers', '/habits/api/write-head']) {
+    const statuses: Record<string, number> = { '/habits/api/connection-headers': 200, '/habits/api/write-head': 201, '/habits/api/write-head-list': 202 };
+    for (const [path, status] of Object.entries(statuses)) {
       for (const r of [await send({ path }), await curlClient(host.tlsUrl)({ path })]) {
         expect(r.version).toBe('2');
-        expect(r.status).toBe(path.endsWith('write-head') ? 201 : 200);
+        expect(r.status).toBe(status);
         expect(r.headers['x-kept']).toBe('yes');
         for (const name of CONNECTION_SPECIFIC_HEADERS) expect(r.headers).not.toHaveProperty(name);
+        if (path.endsWith('list')) expect(r.headers['x-twice']).toMatch(/^a(, ?|\n)b$/);
       }
     }
     // HTTP/1.1 on the same port still gets them: the adapter only touches HTTP/2 responses.

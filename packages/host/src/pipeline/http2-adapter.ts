@@ -45,10 +45,12 @@ export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.H
     if (!isConnectionSpecific(name)) super.setHeader(name, value);
   }
 
-  override writeHead(statusCode: number, reasonOrHeaders?: string | OutgoingHttpHeaders, headers?: OutgoingHttpHeaders): this {
-    const given = typeof reasonOrHeaders === 'object' ? reasonOrHeaders : headers;
+  // Headers as an object or as a flat `[name, value, ...]` list: newer @types/node declare both, so
+  // the override takes both and a consumer's type check passes with any of them.
+  override writeHead(statusCode: number, reasonOrHeaders?: string | OutgoingHttpHeaders | readonly string[], headers?: OutgoingHttpHeaders | readonly string[]): this {
+    const given = typeof reasonOrHeaders === 'string' ? headers : (reasonOrHeaders ?? headers);
     const kept: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(given ?? {})) if (!isConnectionSpecific(name)) kept[name] = value;
+    for (const [name, value] of headerEntries(given)) if (!isConnectionSpecific(name)) kept[name] = value;
     // HTTP/2 has no reason phrase; the status code is the whole status line.
     return super.writeHead(statusCode, kept);
   }
@@ -62,6 +64,22 @@ export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.H
   get _header(): boolean {
     return this.headersSent;
   }
+}
+
+function headerEntries(headers: OutgoingHttpHeaders | readonly string[] | undefined): Array<[string, OutgoingHttpHeaders[string]]> {
+  if (headers === undefined) return [];
+  if (!isHeaderList(headers)) return Object.entries(headers);
+  // A name may repeat in a list (two Set-Cookie lines): its values become one list.
+  const out = new Map<string, string[]>();
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const name = headers[i]!.toLowerCase();
+    out.set(name, [...(out.get(name) ?? []), headers[i + 1]!]);
+  }
+  return [...out].map(([name, values]) => [name, values.length === 1 ? values[0] : values]);
+}
+
+function isHeaderList(headers: OutgoingHttpHeaders | readonly string[]): headers is readonly string[] {
+  return Array.isArray(headers);
 }
 
 /** Server options that make Node build HTTP/2 responses as `AckHttp2Response`. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { canonicalKey, canonicalize, childSchema, describeExpected, kindOf, unionOptions, unwrap } from './schema-walk.js';
+import { canonicalKey, canonicalize, childSchema, describeExpected, kindOf, NUMBER_TEXT, unionOptions, unwrap } from './schema-walk.js';
 
 // Environment overrides in the .NET convention the original host reads: `__` separates sections
 // (`AppSettings__Security__ExposeSecretValues=true`), array items are numbered
@@ -116,7 +116,7 @@ function convert(text: string, schema: z.ZodType | undefined): Converted {
       if (/^(true|false)$/i.test(trimmed)) return { value: trimmed.toLowerCase() === 'true' };
       return fail();
     case 'number':
-      if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(trimmed)) return { value: Number(trimmed) };
+      if (NUMBER_TEXT.test(trimmed)) return { value: Number(trimmed) };
       return fail();
     case 'string':
     case 'enum':

@@ -5,6 +5,7 @@ import { JsonFileError, readJsonFile, type JsonFile } from './json-file.js';
 import { applyEnvOverrides } from './env-overrides.js';
 import { canonicalize, describeExpected, schemaAt } from './schema-walk.js';
 import { isSecretKey, redactSecretsInText } from './redact.js';
+import { describeUnknownKeys, findUnknownKeys } from './unknown-keys.js';
 
 /** A settings file that cannot be used. Start-up stops with this message and exit code 2. */
 export class SettingsError extends Error {
@@ -19,6 +20,8 @@ export interface LoadedSettings {
   settings: HostSettings;
   /** Absolute path of the appsettings.json that was read. */
   file: string;
+  /** Mistakes that do not stop start-up (unknown keys, with the closest known one); logged as warnings. */
+  warnings: string[];
 }
 
 /**
@@ -40,6 +43,10 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
     throw new SettingsError(`${file}: expected a JSON object at the top level, got ${describeInput(json.value, false)}`);
   }
   const raw = canonicalize(json.value, HostSettingsSchema) as Record<string, unknown>;
+  // Every key of AppSettings is this host's; other sections (Kestrel, Serilog) carry keys for other
+  // readers, so there only a key close to a known one is pointed out.
+  const unknown = findUnknownKeys(raw, HostSettingsSchema, { reportAll: (parent) => parent.length === 0 ? false : parent[0] === 'AppSettings' });
+  const warnings = describeUnknownKeys(file, json, unknown);
   const overrides = applyEnvOverrides(raw, env, HostSettingsSchema);
   const lines = overrides.issues.map(
     (i) => `${file}: ${i.key}: ${i.problem} (from environment variable ${i.variable})`,
@@ -54,7 +61,7 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
     }
   }
   if (lines.length > 0) throw new SettingsError(lines.join('\n'));
-  return { settings: parsed.data!, file };
+  return { settings: parsed.data!, file, warnings };
 }
 
 interface FlatIssue {

@@ -91,6 +91,22 @@ export function canonicalKey(schema: Schema | undefined, key: string): string {
   return Object.keys(shape).find((k) => k.toLowerCase() === lower) ?? key;
 }
 
+/** The keys an object schema (or the object option of a union) names; undefined when not an object. */
+export function objectKeys(schema: Schema | undefined): string[] | undefined {
+  const shape = schema && objectOption(schema);
+  return shape ? Object.keys(shape) : undefined;
+}
+
+/** True when an object schema takes any key (a record, or an object with a typed catch-all). */
+export function takesAnyKey(schema: Schema | undefined): boolean {
+  if (!schema) return false;
+  const { node } = unwrap(schema);
+  const def = defOf(node);
+  if (def.type === 'record') return true;
+  const catchall = def.catchall as Schema | undefined;
+  return def.type === 'object' && catchall !== undefined && defOf(catchall).type !== 'unknown';
+}
+
 /** The object branch of a schema (an object, or the object option of a union). */
 function objectOption(schema: Schema): Record<string, Schema> | undefined {
   const { node } = unwrap(schema);
@@ -133,13 +149,20 @@ export function schemaAt(schema: Schema, path: readonly (string | number)[]): Sc
   return node;
 }
 
+export interface CanonicalizeOptions {
+  /** Match keys ignoring case and rewrite them to the schema's spelling, as .NET configuration does. Default true; `module.json` keys are matched exactly. */
+  ignoreCase?: boolean;
+}
+
 /**
  * Rewrites keys to the schema's spelling and enum values to the schema's case, as .NET
- * configuration matches keys (and Serilog matches level names) ignoring case. Works in place on
- * parsed JSON; the last of two keys that differ only in case wins, as in .NET.
+ * configuration matches keys (and Serilog matches level names) ignoring case, and quoted booleans
+ * and numbers to values. Works on parsed JSON; the last of two keys that differ only in case wins,
+ * as in .NET.
  */
-export function canonicalize(value: unknown, schema: Schema | undefined): unknown {
+export function canonicalize(value: unknown, schema: Schema | undefined, options: CanonicalizeOptions = {}): unknown {
   if (!schema) return value;
+  const ignoreCase = options.ignoreCase ?? true;
   const kind = kindOf(schema);
   if (typeof value === 'string' && (kind === 'enum' || kind === 'union')) {
     const options = kind === 'enum' ? [schema] : unionOptions(schema);
@@ -149,21 +172,32 @@ export function canonicalize(value: unknown, schema: Schema | undefined): unknow
     }
     return value;
   }
+  // .NET configuration holds every value as text, so "true" and "60" in a JSON file mean true and 60
+  // (docs/configuration.md). A number where text is expected stays an error: it is more often a
+  // mistake than a choice.
+  if (typeof value === 'string' && kind === 'boolean' && /^\s*(true|false)\s*$/i.test(value)) return value.trim().toLowerCase() === 'true';
+  if (typeof value === 'string' && kind === 'number' && NUMBER_TEXT.test(value.trim())) return Number(value.trim());
   if (Array.isArray(value)) {
     const element = childSchema(schema, 0);
-    return value.map((v) => canonicalize(v, element));
+    return value.map((v) => canonicalize(v, element, options));
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     const isRecord = kind === 'record';
+    const known = objectKeys(schema);
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-      const k = isRecord ? key : canonicalKey(schema, key);
-      out[k] = canonicalize(v, childSchema(schema, k));
+      const k = isRecord || !ignoreCase ? key : canonicalKey(schema, key);
+      // Keys matched exactly: a key in another case is not the schema's, so its value is left alone.
+      const child = ignoreCase || isRecord || !known || known.includes(k) || takesAnyKey(schema) ? childSchema(schema, k) : undefined;
+      out[k] = canonicalize(v, child, options);
     }
     return out;
   }
   return value;
 }
+
+/** A number as .NET parses one from text (sign, decimals, exponent). */
+export const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
 interface NumberBounds {
   integer: boolean;

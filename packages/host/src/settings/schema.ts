@@ -104,6 +104,8 @@ export const AppSettingsSchema = z.looseObject({
   UseSameIPProxy: bool(false),
   UseContractSync: bool(false),
   UseHttpLogging: bool(false),
+  /** With UseHttpLogging: access lines also go, alone and in the combined format, to this rolling file. Empty: no such file. */
+  AccessLogFilePath: str(''),
   WithOrigins: strList([
     'http://127.0.0.1', 'http://127.0.0.1:8421', 'http://localhost', 'http://localhost:8421',
   ]),
@@ -113,6 +115,8 @@ export const AppSettingsSchema = z.looseObject({
   StaticFileCacheMaxAge: z.number().int().nonnegative().default(0),
   SqidsAlphabet: str('abcdefghijklmnopqrstuvwxyz0123456789'),
   ServerPort: z.number().int().min(0).max(65535).default(8421),
+  /** Address `ack serve` listens on: loopback unless set (`0.0.0.0` or `*` for every interface). */
+  ServerListenAddress: str('127.0.0.1'),
   /** HTTPS: a PFX (with ServerDevCertPassword) or a PEM certificate (with ServerDevCertKeyFilePath). Empty: no HTTPS. */
   ServerDevCertFilePath: str(''),
   ServerDevCertKeyFilePath: str(''),
@@ -152,6 +156,10 @@ export const SinkSchema = z.looseObject({
 export const DEFAULT_OUTPUT_TEMPLATE =
   '[{Timestamp:HH:mm:ss} {Level:u3}] {Message:lj}{NewLine}{Exception}';
 
+/** The console's default: Serilog's, with the module (or host area) each line comes from. */
+export const DEFAULT_CONSOLE_TEMPLATE =
+  '[{Timestamp:HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}';
+
 export const SerilogSchema = z.looseObject({
   MinimumLevel: z
     .union([
@@ -164,7 +172,7 @@ export const SerilogSchema = z.looseObject({
     .default({ Default: 'Information', Override: { Microsoft: 'Error', System: 'Error' } }),
   Enrich: strList(['FromLogContext']),
   WriteTo: z.array(SinkSchema).default([
-    { Name: 'Console', Args: { outputTemplate: DEFAULT_OUTPUT_TEMPLATE } },
+    { Name: 'Console', Args: { outputTemplate: DEFAULT_CONSOLE_TEMPLATE } },
     {
       Name: 'File',
       Args: {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 
 /** Debian's Chromium (`.ci/run` installs the `chromium` package when missing). */
 export const CHROMIUM = process.env.ACK_CHROMIUM ?? '/usr/bin/chromium';
@@ -51,4 +52,28 @@ export function textAssetsOf(page: Page): Promise<Array<{ id: string; type: stri
       src: e.getAttribute('data-ack-src'),
     })),
   );
+}
+
+/**
+ * One Chromium and one example host (examples/basic) for a test file: started in `beforeAll`,
+ * closed in `afterAll`. Read `browser` and `url` inside tests.
+ */
+export function useExampleInBrowser(startHost: () => Promise<{ host: { close(o: { graceMs: number }): Promise<void> }; url: string }>): { readonly browser: Browser; readonly url: string } {
+  let browser: Browser | undefined;
+  let started: Awaited<ReturnType<typeof startHost>> | undefined;
+  beforeAll(async () => {
+    [browser, started] = await Promise.all([launchChromium(), startHost()]);
+  });
+  afterAll(async () => {
+    await Promise.all([browser?.close(), started?.host.close({ graceMs: 500 })]);
+  });
+  return {
+    get browser() {
+      if (!browser) throw new Error('Chromium is not running (beforeAll failed)');
+      return browser;
+    },
+    get url() {
+      return started?.url ?? '';
+    },
+  };
 }

@@ -141,16 +141,26 @@ function parseOffset(value: unknown): number {
   return typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : 0;
 }
 
-/** A fixed asset (`htmx.min.js` from the installed `htmx.org` package, the sample's CSS), read once, with an ETag. */
-function assetHandler(body: Buffer, contentType: string) {
-  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+/** A fixed asset (`htmx.min.js`, the sample's CSS, the loader), read once (when first asked for, given a function), with an ETag. */
+export function assetHandler(body: Buffer | (() => Buffer), contentType: string, cacheControl = 'public, max-age=3600') {
+  let cached: { body: Buffer; etag: string } | undefined;
+  const load = () => {
+    if (!cached) {
+      const bytes = typeof body === 'function' ? body() : body;
+      cached = { body: bytes, etag: `"${crypto.createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"` };
+    }
+    return cached;
+  };
+  if (typeof body !== 'function') load();
   return (req: Request, res: Response) => {
+    const { body: bytes, etag } = load();
     res.setHeader('ETag', etag);
-    res.setHeader('Cache-Control', 'public, max-age=3600');
+    res.setHeader('Cache-Control', cacheControl);
     res.setHeader('Content-Type', contentType);
     // The same conditional rules as every static file (`*`, a list, weak tags).
     if (notModified(req.get('If-None-Match'), undefined, etag, '')) return void res.status(304).end();
-    res.setHeader('Content-Length', body.length);
-    res.end(req.method === 'HEAD' ? undefined : body);
+    res.setHeader('Content-Length', bytes.length);
+    res.end(req.method === 'HEAD' ? undefined : bytes);
   };
 }
+

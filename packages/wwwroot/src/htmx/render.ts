@@ -89,9 +89,18 @@ export function notFound(id: string): string {
 }
 
 /** The sample's styles, served at `${BASE}/contacts.css` for the module's page and the example screen. */
-export const STYLESHEET = `body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}table{border-collapse:collapse;width:100%}
-td,th{padding:.3rem .5rem;border-bottom:1px solid #ddd;text-align:left}.error{color:#b00020}
-#messages{min-height:1.5rem;color:#0a6}main{display:grid;grid-template-columns:2fr 1fr;gap:2rem}label{display:block;margin:.5rem 0}
+/** The sample's look: the palette of the example screens (examples/basic/shared/theme.css). */
+export const STYLESHEET = `:root{--accent:#0b6e4f;--surface:#eef5f1;--text:#1d2b25}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;line-height:1.5;margin:0 auto;padding:1.5rem;max-width:60rem;background:var(--surface);color:var(--text)}
+h1{color:var(--accent);border-bottom:3px solid var(--accent);padding-bottom:.25rem}
+.ack-bar{display:flex;align-items:center;gap:1.25rem;margin:-1.5rem -1.5rem 1.5rem;padding:.6rem 1.5rem;background:var(--accent);color:#fff}
+.ack-bar a{color:#fff;text-decoration:none;opacity:.85}.ack-bar a[aria-current=page]{opacity:1;text-decoration:underline}.ack-bar strong{margin-right:auto}
+main{display:grid;grid-template-columns:2fr 1fr;gap:1rem;align-items:start}main>section{background:#fff;border-left:4px solid var(--accent);border-radius:6px;padding:.75rem 1rem;box-shadow:0 1px 3px rgb(0 0 0/12%)}
+table{border-collapse:collapse;width:100%}td,th{padding:.35rem .5rem;border-bottom:1px solid #d8e4dd;text-align:left}th{color:var(--accent)}
+button{padding:.3rem .7rem;border:1px solid var(--accent);border-radius:4px;background:#fff;color:var(--accent);font:inherit;cursor:pointer}
+#new-contact,form button[type=submit]{background:var(--accent);color:#fff}
+label{display:block;margin:.5rem 0}input{width:100%;box-sizing:border-box;padding:.3rem .5rem;border:1px solid #b8ccc1;border-radius:4px;font:inherit}
+a{color:var(--accent)}.error{color:#b00020}#messages{min-height:1.5rem;color:var(--accent)}.summary{color:#5b6b63}
 `;
 
 /** The whole page: what a browser gets without htmx (first load, reload of a pushed URL, no script). */

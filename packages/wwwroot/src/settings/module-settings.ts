@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SettingsError, parseTimeSpanMs, timeSpan, type ModuleContext } from '@ack/host';
+import { describeUnknownKeys, findUnknownKeys, parseTimeSpanMs, readAsDotNet, readModuleJsonFile, SettingsError, timeSpan, type ModuleContext, type ModuleJsonFile } from '@ack/host';
 
 /**
  * `module.json` of the wwwroot module (docs/wire-formats.md "module.json"; the original's shape: `ModuleID`, `Name`,
@@ -67,10 +67,27 @@ const ModuleConfigSchema = z.looseObject({
     const n = Number(v);
     return Number.isFinite(n) && n > 0 ? n : undefined;
   }).optional(),
-  IsEnabledHtmxSample: z.unknown().transform((v) => (typeof v === 'boolean' ? v : undefined)).optional(),
+  // A quoted "true"/"false" counts, as in appsettings.json.
+  IsEnabledHtmxSample: z
+    .unknown()
+    .transform((v) => (typeof v === 'boolean' ? v : typeof v === 'string' && /^\s*(true|false)\s*$/i.test(v) ? v.trim().toLowerCase() === 'true' : undefined))
+    .optional(),
   /** Live reload (docs/live-reload.md); unset follows `RunningEnvironment` `D`; never in `P`. */
   IsEnabledLiveReload: z.boolean().optional(),
 });
+
+/** `ModuleConfig` keys the original host reads itself (its event hooks): not this module's, but not typos either. */
+const ORIGINAL_HOST_KEYS = ['EventAction', 'SubscribeAction'];
+
+/**
+ * Every key of `ModuleConfig` known here: the schema's, so that a key this module reads is known as
+ * soon as it is in the schema above (settings are read only through it), and the original host's
+ * own. Anything else is reported as unknown at start, with the closest of these.
+ */
+const ModuleConfigKeys = ModuleConfigSchema.extend(Object.fromEntries(ORIGINAL_HOST_KEYS.map((k) => [k, z.unknown()])));
+
+/** The known `ModuleConfig` keys, for the test that holds them and the documentation together. */
+export const KNOWN_MODULE_CONFIG_KEYS: readonly string[] = Object.keys(ModuleConfigKeys.shape);
 
 const ModuleJsonSchema = z.looseObject({
   ModuleID: z.string().min(1, 'must not be empty').default('wwwroot'),
@@ -114,13 +131,16 @@ export interface WwwrootSettings {
   htmxSampleEnabled: boolean;
   /** Live reload is on: in development unless `IsEnabledLiveReload` is false, elsewhere when it is true, never in production. */
   liveReload: boolean;
+  /** Mistakes that do not stop start-up (unknown keys), one line each, for the start-up log. */
+  warnings: string[];
 }
 
-/** What the settings are read from: the part of the module context a tool (the CLI) can build too. */
+/** What the settings are read from: the part of the module context a tool (the CLI's `ack check`) can build too. */
 export type ModuleSettingsSource = Pick<ModuleContext, 'moduleJson' | 'settingsFile' | 'settings' | 'paths'>;
 
 export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings {
-  const parsed = ModuleJsonSchema.safeParse(ctx.moduleJson);
+  // "true" and "10" mean true and 10, as in appsettings.json; keys are matched exactly, as the module reads them.
+  const parsed = ModuleJsonSchema.safeParse(readAsDotNet(ctx.moduleJson, ModuleJsonSchema, { ignoreCase: false }));
   if (!parsed.success) throw new SettingsError(describeIssues(ctx.settingsFile, parsed.error.issues));
   const app = ctx.settings.AppSettings;
   const c = parsed.data.ModuleConfig;
@@ -144,7 +164,23 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     syncRefreshTimeoutMs: c.SyncRefreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS,
     htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
     liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
+    warnings: unknownConfigKeys(ctx),
   };
+}
+
+function unknownConfigKeys(ctx: ModuleSettingsSource): string[] {
+  const config = ctx.moduleJson.ModuleConfig;
+  if (!config || typeof config !== 'object') return [];
+  const found = findUnknownKeys(config, ModuleConfigKeys, { ignoreCase: false }).map((u) => ({ ...u, path: ['ModuleConfig', ...u.path] }));
+  if (found.length === 0) return [];
+  let located: ModuleJsonFile | undefined;
+  try {
+    // Only to say where in the file each key is.
+    located = readModuleJsonFile(ctx.settingsFile);
+  } catch {
+    located = undefined; // Settings handed in from code: no file to point into.
+  }
+  return describeUnknownKeys(ctx.settingsFile, located, found);
 }
 
 /**

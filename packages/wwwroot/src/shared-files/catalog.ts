@@ -1,4 +1,7 @@
 import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { describeUnknownKeys, findUnknownKeys, JsonFileError, readJsonFile, type JsonFile } from '@ack/host';
 
 /**
  * The shared-file catalog (docs/wire-formats.md): `{ "items": [{ "requestPath", "hostFilePath" }] }`, read once
@@ -19,8 +22,39 @@ export interface SharedFileCatalog {
 }
 
 export type CatalogResult =
-  | { ok: true; catalog: SharedFileCatalog; notes: string[] }
+  | { ok: true; catalog: SharedFileCatalog; notes: string[]; refused: RefusedItem[] }
   | { ok: false; reason: string };
+
+/** A catalog item that would publish a secret; the host refuses to start with it. */
+export interface RefusedItem {
+  /** `file:line:column: items[n]`. */
+  where: string;
+  requestPath: string;
+  hostFilePath: string;
+  reason: string;
+}
+
+/** The keys a catalog may hold; any other is a typo the host points out (exact case, as it reads them). */
+const CatalogKeys = z.looseObject({ items: z.array(z.looseObject({ requestPath: z.unknown(), hostFilePath: z.unknown() })) });
+
+/**
+ * Why a host file must never be published through the catalog, or undefined when it may be: the
+ * host's and modules' settings, the catalog itself, keys and certificates, the host's private
+ * `.ack/` folder (the signing key) and dotfiles (`.env`, `.git/...`; `.well-known/` is public by
+ * design). See docs/static-files.md.
+ */
+export function secretTargetReason(hostFilePath: string, catalogFile?: string): string | undefined {
+  const normal = path.resolve(hostFilePath);
+  const segments = normal.split(/[\\/]+/).filter(Boolean);
+  const base = (segments[segments.length - 1] ?? '').toLowerCase();
+  if (catalogFile && normal === path.resolve(catalogFile)) return 'it is the catalog itself';
+  if (/^appsettings.*\.json$/.test(base)) return "it is the host's settings file";
+  if (base === 'module.json') return "it is a module's settings file";
+  if (segments.some((seg) => seg.toLowerCase() === '.ack')) return "it is in the host's private .ack folder (signing key)";
+  if (/\.(key|pem|pfx|p12|jks|keystore)$/.test(base)) return 'it is a key or certificate file';
+  if (segments.some((seg) => seg.startsWith('.') && seg.toLowerCase() !== '.well-known')) return 'it is a dotfile or inside a dot folder';
+  return undefined;
+}
 
 /** Where the manifest answers; a catalog item cannot take this path. */
 export const MANIFEST_PATH = '/shared-files/manifest';
@@ -30,25 +64,30 @@ export const MANIFEST_PATH = '/shared-files/manifest';
  *   variables (`ctx.paths.resolve`) — never from the catalog's own folder (docs/static-files.md).
  */
 export function loadCatalog(file: string, resolve: (configured: string) => string): CatalogResult {
-  let text: string;
+  if (!fs.existsSync(file)) return { ok: false, reason: `${file} does not exist` };
+  // Read as appsettings.json is: comments, trailing commas, errors with line and column.
+  let json: JsonFile;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    json = readJsonFile(file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return { ok: false, reason: code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be read (${code ?? String(err)})` };
+    if (err instanceof JsonFileError) return { ok: false, reason: err.message };
+    throw err;
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (err) {
-    return { ok: false, reason: `${file} is not valid JSON (${(err as Error).message})` };
-  }
+  const parsed = json.value;
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return { ok: false, reason: `${file}: the top level must be an object with an "items" array` };
   }
   const items = (parsed as { items?: unknown }).items;
-  if (!Array.isArray(items)) return { ok: false, reason: `${file}: "items" must be an array` };
-  return { ok: true, ...buildCatalog(items, resolve, file) };
+  if (!Array.isArray(items)) return { ok: false, reason: `${file}${where(json, ['items'])}: "items" must be an array` };
+  const built = buildCatalog(items, resolve, file);
+  const unknown = describeUnknownKeys(file, json, findUnknownKeys(parsed, CatalogKeys, { ignoreCase: false }), '.');
+  const located = (note: string) => note.replace(/^(.*?): items\[(\d+)\]/, (all, f: string, i: string) => `${f}${where(json, ['items', Number(i)])}: items[${i}]`);
+  return { ok: true, catalog: built.catalog, notes: [...unknown, ...built.notes.map(located)], refused: built.refused.map((r) => ({ ...r, where: located(r.where) })) };
+}
+
+function where(json: JsonFile, at: (string | number)[]): string {
+  const position = json.locate(at);
+  return position ? `:${position}` : '';
 }
 
 /** Applies the catalog rules (docs/static-files.md "Shared files") to the raw items: empty fields skipped, the first duplicate wins. */
@@ -56,8 +95,9 @@ export function buildCatalog(
   rawItems: readonly unknown[],
   resolve: (configured: string) => string,
   file = 'catalog',
-): { catalog: SharedFileCatalog; notes: string[] } {
+): { catalog: SharedFileCatalog; notes: string[]; refused: RefusedItem[] } {
   const notes: string[] = [];
+  const refused: RefusedItem[] = [];
   const catalog: SharedFileCatalog = { items: [], byPath: new Map() };
   rawItems.forEach((raw, index) => {
     const where = `${file}: items[${index}]`;
@@ -100,8 +140,13 @@ export function buildCatalog(
       return;
     }
     const absolute = resolve(host);
+    const secret = secretTargetReason(absolute, file);
+    if (secret) {
+      refused.push({ where, requestPath: request, hostFilePath: absolute, reason: secret });
+      return;
+    }
     catalog.byPath.set(key, absolute);
     catalog.items.push({ requestPath: request, hostFilePath: absolute });
   });
-  return { catalog, notes };
+  return { catalog, notes, refused };
 }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import type { AckRequest, Next, RawHandler } from '@ack/host';
+import { SettingsError, type AckRequest, type Next, type RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { engineFor, notModified, sendFile } from '../static/engine/index.js';
 import { loadCatalog, MANIFEST_PATH, type SharedFileCatalog } from './catalog.js';
@@ -27,6 +27,11 @@ export function createSharedFileHandlers(runtime: WwwrootRuntime, manifestHeader
   if (!loaded.ok) {
     ctx.logger.warn(`shared files: off: ${loaded.reason}`);
     return { handlers: [] };
+  }
+  // A catalog entry that would publish a secret stops start-up: serving without it could hide the
+  // mistake, and serving with it would leak the file.
+  if (loaded.refused.length > 0) {
+    throw new SettingsError(loaded.refused.map((r) => `${r.where}: refused to publish ${r.requestPath} -> ${r.hostFilePath}: ${r.reason}, which must never be public; remove the entry`).join('\n'));
   }
   for (const note of loaded.notes) ctx.logger.warn(`shared files: ${note}`);
   const { catalog } = loaded;

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AckModuleFactory, Logger } from '@ack/host';
 import { createTestHome, startTestHost, testAppSettings, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
@@ -34,6 +36,8 @@ export async function startWwwroot(options: WwwrootFixtureOptions = {}): Promise
       ...options.files,
     },
   );
+  // The default static root exists, as in a real home (its absence is warned about at start).
+  fs.mkdirSync(path.join(home.home, 'modules', 'wwwroot', 'wwwroot'), { recursive: true });
   const logs: string[] = [];
   const capture = (logger: Logger): Logger => ({
     debug: (m, meta) => { logs.push(`debug: ${m}`); logger.debug(m, meta); },

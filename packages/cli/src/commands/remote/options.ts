@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { CliError, EXIT_CODES } from './exit-codes.js';
 import { DEFAULT_RETRY } from './retry.js';
 import type { RequestSettings } from './http.js';
@@ -65,16 +65,34 @@ export function requireSecret(value: string | undefined, envName: string, option
   return secret;
 }
 
-/** Wraps a command action: a `CliError` becomes a one-line message and its exit code, never a stack trace. */
-export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
+/**
+ * Wraps a command action: a `CliError` becomes a one-line message and its exit code, never a stack
+ * trace. With `--json` the failure is also one JSON document on stdout, in the command's own shape
+ * (`base`, e.g. `{ results: [] }`) with `ok: false`, `error` and `exitCode` (docs/sync.md).
+ */
+export function action<A extends unknown[]>(
+  fn: (...args: A) => Promise<number | void>,
+  base: (options: Record<string, unknown>) => Record<string, unknown> = () => ({ results: [] }),
+): (...args: A) => Promise<void> {
   return async (...args: A) => {
     try {
       const code = await fn(...args);
       if (typeof code === 'number') process.exitCode = code;
     } catch (err) {
       const exit = err instanceof CliError ? err.exitCode : EXIT_CODES.failed;
-      process.stderr.write(`ack: ${(err as Error).message}\n`);
+      const message = (err as Error).message;
+      process.stderr.write(`ack: ${message}\n`);
+      const command = args.findLast((a): a is Command => a instanceof Command);
+      const options = command?.opts() ?? {};
+      if (options.json === true) printJsonFailure(base(options), message, exit);
       process.exitCode = exit;
     }
   };
+}
+
+/** The one JSON document of a command that failed before it had results. */
+export function printJsonFailure(base: Record<string, unknown>, message: string, exitCode: number): void {
+  // `sync watch` prints one JSON line per event: its failure is one more line, not a block.
+  if ('event' in base) process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ok: false, ...base, error: message, exitCode })}\n`);
+  else process.stdout.write(`${JSON.stringify({ ok: false, ...base, error: message, exitCode }, null, 2)}\n`);
 }

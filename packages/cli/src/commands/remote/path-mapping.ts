@@ -29,3 +29,14 @@ export function isIgnoredName(name: string): boolean {
 export function isIgnoredPath(relative: string): boolean {
   return relative.split(/[\\/]/).some((segment) => segment !== '' && isIgnoredName(segment));
 }
+
+/**
+ * wwwroot serves contract screens from `<ContractBasePath>/<ApplicationID>/...` under `/view/`: a
+ * file uploaded to the contract folder's top level is stored but never served. Says so, once.
+ */
+export function applicationFolderHint(module: string, remotePaths: readonly string[]): string | undefined {
+  if (module.toLowerCase() !== 'wwwroot') return undefined;
+  const top = remotePaths.filter((p) => p !== '' && !p.includes('/'));
+  if (top.length === 0) return undefined;
+  return `hint: ${top[0]}${top.length > 1 ? ` and ${top.length - 1} more` : ''} would sit at the top of the wwwroot contract folder, which is not served: screens live under an ApplicationID folder (e.g. --path HDS/${top[0]} serves /view/${top[0]} when the ApplicationID is HDS)`;
+}

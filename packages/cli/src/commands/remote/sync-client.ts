@@ -46,6 +46,18 @@ export async function syncUpload(url: string, token: string, module: string, cha
   return outcome;
 }
 
+/**
+ * Whether a host takes `token` for its sync API, without changing anything: the refresh route
+ * checks the token before its parameters, so a request without parameters answers 400 when the
+ * token is good, 401 when it is not, and 404 when the host has no sync API (no wwwroot module).
+ */
+export async function checkSyncCredentials(url: string, token: string, settings: RequestSettings): Promise<Outcome> {
+  const outcome = await request(url, '/wwwroot/api/sync/refresh', () => ({ headers: { Authorization: basicAuthorization(token) } }), settings);
+  if (outcome.status === 400) return { ...outcome, ok: true, exit: EXIT_CODES.ok, error: undefined };
+  if (outcome.status === 404) return { ...outcome, ok: false, exit: EXIT_CODES.failed, error: `${outcome.url} has no sync API (is the wwwroot module loaded there?)` };
+  return outcome;
+}
+
 /** `GET /wwwroot/api/sync/refresh`. */
 export function syncRefresh(url: string, token: string, module: string, change: ChangeType, remotePath: string, settings: RequestSettings): Promise<Outcome> {
   const query = new URLSearchParams({ moduleName: module, changeType: change, filePath: remotePath });

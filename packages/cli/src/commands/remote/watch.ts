@@ -5,9 +5,10 @@ import { createKeyedQueue } from './keyed-queue.js';
 import { listFiles, sha256File } from './files.js';
 import { isIgnoredPath, joinRemote } from './path-mapping.js';
 import { retryDelayMs } from './retry.js';
-import { syncUpload, type ChangeType } from './sync-client.js';
+import { checkSyncCredentials, syncUpload, type ChangeType } from './sync-client.js';
+import { applicationFolderHint } from './path-mapping.js';
 import type { RequestSettings } from './http.js';
-import { EXIT_CODES } from './exit-codes.js';
+import { CliError, EXIT_CODES } from './exit-codes.js';
 
 export interface WatchSettings {
   root: string;
@@ -19,6 +20,8 @@ export interface WatchSettings {
   debounceMs: number;
   concurrency: number;
   json: boolean;
+  /** Push every file of the folder at start, before watching for changes. */
+  initial?: boolean;
 }
 
 /** Job-level retries after the request-level ones are spent (then: wait for the next change). */
@@ -42,6 +45,15 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     else (error ? process.stderr : process.stdout).write(error ? `ack: ${text}\n` : `${text}\n`);
   };
 
+  // Refused credentials or a host without the sync API fail now, not at the first save.
+  for (const url of w.urls) {
+    const check = await checkSyncCredentials(url, w.token, w.settings);
+    if (!check.ok) throw new CliError(check.error ?? `${url}: the sync token was not accepted`, check.exit);
+  }
+  const hint = applicationFolderHint(w.module, [...known.keys()].map((rel) => joinRemote(w.prefix, rel)));
+  if (hint) say({ event: 'hint', hint }, hint, true);
+  const initial = new Set(w.initial ? known.keys() : []);
+
   let finish: (code: number) => void = () => undefined;
   const finished = new Promise<number>((resolve) => (finish = resolve));
 
@@ -60,6 +72,11 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     const stat = await fs.promises.stat(abs).catch(() => undefined);
     if (stat?.isFile()) {
       const sha = await sha256File(abs);
+      if (initial.delete(rel)) {
+        await push(rel, 'Changed', sha);
+        known.set(rel, sha);
+        return;
+      }
       if (known.get(rel) === sha) return; // touched, not changed
       await push(rel, known.has(rel) ? 'Changed' : 'Created', sha);
       known.set(rel, sha);
@@ -106,6 +123,10 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
   });
   watcher.on('error', (err) => say({ event: 'error', error: String((err as Error).message ?? err) }, `watch error: ${(err as Error).message ?? err}`, true));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  if (initial.size > 0) {
+    say({ event: 'initial', files: initial.size }, `initial push: ${initial.size} file${initial.size === 1 ? '' : 's'}`);
+    for (const rel of initial) queue.touch(rel);
+  }
   say({ event: 'watching', root: w.root, module: w.module, hosts: w.urls }, `watching ${w.root} → ${w.module} on ${w.urls.join(', ')} (Ctrl+C to stop)`);
 
   const stop = () => finish(EXIT_CODES.ok);

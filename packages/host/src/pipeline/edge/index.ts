@@ -9,6 +9,7 @@ import { sendProblem } from '../../http/problem.js';
 import { createForwardedPolicy, normalizeIp, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
+import { accessLine, countBodyBytes } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
 import { rawFromExpress } from '../express-adapter.js';
 
@@ -37,7 +38,11 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   if (allowList.wildcard && app.Security.WarnOnWildcardAllowClientIP) {
     logger.warn('WithOnlyIPs contains "*": every client address is allowed');
   }
-  const securityHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, readCsp(paths, app.IsEnabledCSP, logger));
+  const csp = readCsp(paths, app.IsEnabledCSP, logger);
+  // Two sets: the default policy's `upgrade-insecure-requests` would break every screen served over
+  // plain HTTP (its scripts and styles would be asked for over HTTPS), so only HTTPS gets it.
+  const securityHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, csp, false);
+  const secureHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, csp, true);
   const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
   const handlers: RawHandler[] = [];
 
@@ -63,7 +68,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
         return sendProblem(res, { status: 413, code: 'request.body_too_large', detail: `The request body is over ${maxBody} bytes.` }, req.method);
       }
     }
-    for (const [name, value] of securityHeaders) res.setHeader(name, value);
+    for (const [name, value] of req.ack.protocol === 'https' ? secureHeaders : securityHeaders) res.setHeader(name, value);
     next();
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));
@@ -73,9 +78,9 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   if (app.UseHttpLogging) {
     const access = logger.child('http');
     handlers.push((req, res, next) => {
+      const sent = countBodyBytes(res);
       res.once('finish', () => {
-        const ms = Number(process.hrtime.bigint() - req.ack.startedAt) / 1e6;
-        access.info(`${req.method} ${req.ack.rawPath} ${res.statusCode} ${ms.toFixed(1)} ms [${req.ack.id}]`);
+        access.info(accessLine(req, res, sent()));
       });
       next();
     });

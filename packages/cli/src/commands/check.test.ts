@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { useTestHosts } from '@ack/host/test-support';
+import { runAck } from '../test-support/spawn-ack.js';
+
+const hosts = useTestHosts();
+
+function home(appSettings: object, files: Record<string, string | object> = {}) {
+  return hosts.home(appSettings, {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { SharedFileConfigPath: '../config/shared_files.json' } },
+    'modules/wwwroot/wwwroot/index.html': '<h1>home</h1>',
+    'config/shared_files.json': { items: [{ requestPath: '/theme.css', hostFilePath: '../shared/theme.css' }] },
+    'shared/theme.css': 'body{}',
+    ...files,
+  });
+}
+
+describe('ack check', () => {
+  it('exits 0 on a home the host starts cleanly, and prints ok', async () => {
+    const h = home({ AppSettings: { LoadModules: ['wwwroot'] } });
+    const run = await runAck(['check', '--app-dir', h.appDir]);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe(`${h.appDir}/appsettings.json: ok\n`);
+    expect(run.code).toBe(0);
+  });
+
+  it('exits 0 with warnings for typos, naming file, line and the closest key', async () => {
+    const h = home({ AppSettings: { LoadModules: ['wwwroot', 'ghost'], RunEnvironment: 'P' } });
+    const run = await runAck(['check', '--app-dir', h.appDir, '--json']);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ ok: true, errors: [] });
+    expect(report.warnings).toEqual([
+      `${h.appDir}/appsettings.json:7:23: unknown key "AppSettings:RunEnvironment" (ignored); did you mean \`RunningEnvironment\`?`,
+      expect.stringMatching(/^module ghost will be skipped: no folder .*modules\/ghost$/),
+    ]);
+  });
+
+  it('exits 2 on settings the host refuses, with every problem on its own line', async () => {
+    const h = home({ AppSettings: { LoadModules: ['wwwroot'], ServerPort: 'eighty', RunningEnvironment: 'X' } });
+    const run = await runAck(['check', '--app-dir', h.appDir]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error: .*appsettings\.json:\d+:\d+: AppSettings:ServerPort: expected an integer/m);
+    expect(run.stderr).toMatch(/^error: .*appsettings\.json:\d+:\d+: AppSettings:RunningEnvironment: expected one of D, S, P, T, L, got "X"$/m);
+    expect(run.stderr).toMatch(/check failed: 2 error\(s\)/);
+  });
+
+  it('exits 2 on a module.json that is not JSON and on a catalog entry that publishes a secret', async () => {
+    const h = home(
+      { AppSettings: { LoadModules: ['wwwroot', 'broken'] } },
+      {
+        'modules/broken/module.json': '{ "ModuleID": "broken", }}',
+        'config/shared_files.json': { items: [{ requestPath: '/settings', hostFilePath: 'appsettings.json' }] },
+      },
+    );
+    const run = await runAck(['check', '--app-dir', h.appDir, '--json']);
+    expect(run.code).toBe(2);
+    const report = JSON.parse(run.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.errors).toEqual([
+      expect.stringMatching(/shared_files\.json:\d+:\d+: items\[0\]: refused to publish \/settings -> .*app\/appsettings\.json: it is the host's settings file/),
+      expect.stringMatching(/^not valid module settings: .*modules\/broken\/module\.json:1:\d+: not valid JSON/),
+    ]);
+  });
+
+  it('exits 2 when there is no appsettings.json', async () => {
+    const h = hosts.home({});
+    const run = await runAck(['check', '--app-dir', `${h.home}/nowhere`, '--json']);
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, errors: [expect.stringMatching(/appsettings\.json: file not found$/)] });
+  });
+
+  it('warns when no module would load and the static root is missing', async () => {
+    const h = hosts.home({ AppSettings: { LoadModules: ['wwwroot'] } }, { 'modules/wwwroot/module.json': { ModuleConfig: { WWWRootBasePath: '../missing' } } });
+    const run = await runAck(['check', '--app-dir', h.appDir, '--json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).warnings).toEqual([expect.stringMatching(/^static root .*\/missing does not exist/)]);
+    const none = hosts.home({ AppSettings: { LoadModules: [] } });
+    expect(JSON.parse((await runAck(['check', '--app-dir', none.appDir, '--json'])).stdout).warnings).toEqual(['no module will load: every request would be answered 404']);
+  });
+});

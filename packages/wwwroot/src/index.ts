@@ -10,6 +10,7 @@ import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
 import { createLiveReload, LIVE_RELOAD_PATH } from './live-reload/index.js';
 import { createLoaderRouter, LOADER_MOUNT } from './loader/index.js';
+import { engineFor } from './serving/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
@@ -48,7 +49,10 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
       { mount: LOADER_MOUNT, handler: createLoaderRouter(runtime) },
     ],
     upgrades: liveReload ? [liveReload.upgrade] : [],
-    close: () => liveReload?.close(),
+    close: () => {
+      liveReload?.close();
+      engineFor(runtime).close();
+    },
   };
   return contributions;
 };

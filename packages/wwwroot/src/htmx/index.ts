@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import express, { type Request, type Response, type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
-import { notModified } from '../static/engine/conditional.js';
+import { fixedBody, sendBuffer } from '../serving/send-buffer.js';
 import { checkContact, createContactStore, parseContactId, type Contact, type ContactErrors, type ContactFields } from './contacts-store.js';
 import {
   BASE, PAGE_SIZE, STYLESHEET, contactDetails, contactForm, contactQuickView, contactRows, contactTable, messageOob, notFound, page,
@@ -141,26 +140,8 @@ function parseOffset(value: unknown): number {
   return typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : 0;
 }
 
-/** A fixed asset (`htmx.min.js`, the sample's CSS, the loader), read once (when first asked for, given a function), with an ETag. */
-export function assetHandler(body: Buffer | (() => Buffer), contentType: string, cacheControl = 'public, max-age=3600') {
-  let cached: { body: Buffer; etag: string } | undefined;
-  const load = () => {
-    if (!cached) {
-      const bytes = typeof body === 'function' ? body() : body;
-      cached = { body: bytes, etag: `"${crypto.createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"` };
-    }
-    return cached;
-  };
-  if (typeof body !== 'function') load();
-  return (req: Request, res: Response) => {
-    const { body: bytes, etag } = load();
-    res.setHeader('ETag', etag);
-    res.setHeader('Cache-Control', cacheControl);
-    res.setHeader('Content-Type', contentType);
-    // The same conditional rules as every static file (`*`, a list, weak tags).
-    if (notModified(req.get('If-None-Match'), undefined, etag, '')) return void res.status(304).end();
-    res.setHeader('Content-Length', bytes.length);
-    res.end(req.method === 'HEAD' ? undefined : bytes);
-  };
+/** A fixed asset (`htmx.min.js` from the installed `htmx.org` package, the sample's CSS), read once, with an ETag. */
+function assetHandler(body: Buffer, contentType: string) {
+  const asset = fixedBody(body, contentType, 'public, max-age=3600');
+  return (req: Request, res: Response) => sendBuffer(req, res, asset);
 }
-

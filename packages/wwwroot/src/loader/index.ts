@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import express, { type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
-import { assetHandler } from '../htmx/index.js';
+import { fixedBody, sendBuffer, type FixedBody } from '../serving/send-buffer.js';
 
 /** Where every home finds the browser loader, with no copy in its static root (docs/loader.md). */
 export const LOADER_MOUNT = '/wwwroot/api/loader';
@@ -24,7 +24,12 @@ export function createLoaderRouter(runtime: WwwrootRuntime): Router {
   }
   if (file) {
     const script = file;
-    router.get('/ack.loader.js', assetHandler(() => fs.readFileSync(script), 'text/javascript; charset=utf-8', 'no-cache'));
+    // Read when first asked for, then kept, as htmx is.
+    let asset: FixedBody | undefined;
+    router.get('/ack.loader.js', (req, res) => {
+      asset ??= fixedBody(fs.readFileSync(script), 'text/javascript; charset=utf-8', 'no-cache');
+      sendBuffer(req, res, asset);
+    });
   }
   return router;
 }

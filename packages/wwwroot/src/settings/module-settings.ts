@@ -133,6 +133,17 @@ export interface WwwrootSettings {
   liveReload: boolean;
   /** Mistakes that do not stop start-up (unknown keys), one line each, for the start-up log. */
   warnings: string[];
+  /** How files are served (docs/static-files.md), from the host's `AppSettings`. */
+  serving: ServingSettings;
+}
+
+export interface ServingSettings {
+  /** `StaticFileCacheMaxAge`, seconds (0: revalidate by ETag). */
+  maxAgeSeconds: number;
+  /** `StaticFileImmutablePattern` (case-insensitive): fingerprinted names, `immutable` for a year; undefined when empty. */
+  immutable: RegExp | undefined;
+  /** `UseResponseComression`: text files without a sidecar are compressed once per version into a bounded cache. */
+  compressFiles: boolean;
 }
 
 /** What the settings are read from: the part of the module context a tool (the CLI's `ack check`) can build too. */
@@ -165,6 +176,12 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
     liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
     warnings: unknownConfigKeys(ctx),
+    serving: {
+      maxAgeSeconds: app.StaticFileCacheMaxAge,
+      // Validated as a regular expression by the host's settings schema.
+      immutable: app.StaticFileImmutablePattern ? new RegExp(app.StaticFileImmutablePattern, 'i') : undefined,
+      compressFiles: app.UseResponseComression,
+    },
   };
 }
 

@@ -12,6 +12,7 @@ import type { UploadFlow, UploadFlowOptions } from '../fs/upload-flow.js';
 import type { BodyReaders } from '../http/read-body.js';
 import type { InvalidationBus } from '../cluster/invalidation.js';
 import type { SharedSessionStore } from '../session/store-base.js';
+import type { RequestPath } from '../pipeline/edge/request-path.js';
 
 /**
  * The module contract (docs/modules.md). A module is a factory; the host calls it once at start with a
@@ -31,6 +32,8 @@ export interface RequestContext {
   protocol: 'http' | 'https';
   /** Path part of the URL, still percent-encoded, without the query string. */
   rawPath: string;
+  /** The path decoded once, segment by segment (see docs/pipeline.md). */
+  path: RequestPath;
   /** Query string without the leading `?` (empty when none). */
   rawQuery: string;
   /** Time the request arrived (for access logs). */
@@ -49,7 +52,7 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
-      /** Per-request facts from the edge phase (client address, scheme, raw path, id). */
+      /** Per-request facts from the edge phase (client address, scheme, raw and decoded path, id). */
       ack: RequestContext;
       /** The signed-in user, from the verified authentication cookie only (never `{P}.Member`). */
       ackUser?: UserAccount;

@@ -8,6 +8,7 @@ import { registerSync } from './commands/sync.js';
 import { registerContractSync } from './commands/contract-sync.js';
 import { registerManifest } from './commands/manifest.js';
 import { DEV_CERT_JSON_BASE, registerDevCert } from './commands/dev-cert.js';
+import { registerReload } from './commands/serve-workers.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonFailure } from './commands/remote/options.js';
 
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerContractSync(program);
   registerManifest(program);
   registerDevCert(program);
+  registerReload(program);
   return program;
 }
 

@@ -27,8 +27,13 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
     ctx.logger.warn(`static root ${settings.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath): static requests will be answered 404 until it does`);
   }
   const invalidators: Array<(absolutePath: string) => void> = [];
+  // Through the host's bus, so a file changed through one worker is dropped by every worker.
+  const bus = ctx.host.invalidation;
+  bus.subscribe((event) => {
+    if (event.kind === 'file') invalidators.forEach((fn) => fn(event.path));
+  });
   const files: FileCacheControl = {
-    invalidate: (p) => invalidators.forEach((fn) => fn(p)),
+    invalidate: (p) => bus.publish({ kind: 'file', path: p }),
     onInvalidate: (fn) => void invalidators.push(fn),
   };
   const runtime: WwwrootRuntime = { ctx, settings, files };

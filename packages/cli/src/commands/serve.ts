@@ -1,8 +1,10 @@
+import cluster from 'node:cluster';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHost, HOST_VERSION, SettingsError, type AckHost } from '@ack/host';
+import { createHost, HOST_VERSION, READY_MESSAGE, SettingsError, STOP_MESSAGE, type AckHost } from '@ack/host';
 import { builtInModules } from '../registry.js';
-import { parsePort } from '../options.js';
+import { parsePort, parseWorkers } from '../options.js';
+import { servePrimary } from './serve-workers.js';
 import { createStaticHome, locateAppDir, type StaticHome } from './static-home.js';
 
 export interface ServeOptions {
@@ -11,6 +13,8 @@ export interface ServeOptions {
   host?: string;
   /** HTTPS (HTTP/2 and HTTP/1.1) on this port; without a configured certificate, the development one. */
   httpsPort?: number;
+  /** `--workers N`: run as the primary of N workers (0: one per core); see docs/scale-out.md. */
+  workers?: number;
 }
 
 /**
@@ -20,15 +24,27 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions, dir?: string): Promise<void> {
   let appDir = path.resolve(options.appDir ?? process.cwd());
-  let staticHome: StaticHome | undefined;
+  let located: ReturnType<typeof locateAppDir> | undefined;
   if (dir !== undefined && options.appDir === undefined) {
-    const found = locateAppDir(path.resolve(dir));
-    if ('missing' in found) {
+    located = locateAppDir(path.resolve(dir));
+    if ('missing' in located) {
       process.stderr.write(`ack: no such folder: ${dir}\n`);
       process.exit(2);
     }
-    if ('staticRoot' in found) staticHome = createStaticHome(found.staticRoot);
-    appDir = staticHome?.appDir ?? ('appDir' in found ? found.appDir : appDir);
+    if ('appDir' in located) appDir = located.appDir;
+  }
+  if (options.workers !== undefined && cluster.isPrimary) {
+    // Workers share one application home (its settings, pid file and watched configuration).
+    if (located !== undefined && 'staticRoot' in located) {
+      process.stderr.write('ack: --workers needs an application home (a folder holding appsettings.json), not a plain folder\n');
+      process.exit(2);
+    }
+    return servePrimary(appDir, options.workers, { host: options.host, tlsPort: options.httpsPort });
+  }
+  let staticHome: StaticHome | undefined;
+  if (located !== undefined && 'staticRoot' in located) {
+    staticHome = createStaticHome(located.staticRoot);
+    appDir = staticHome.appDir;
   }
   let host: AckHost;
   try {
@@ -69,11 +85,11 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   log.info(`listening on ${host.url} (${reach})`);
 
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (signal: string, drainMs = 0) => {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: stopping (finishing requests in flight)`);
-    host.close({ graceMs: 10_000 }).then(
+    host.close({ graceMs: 10_000, drainMs }).then(
       () => process.exit(0),
       (err: unknown) => {
         process.stderr.write(`ack: shut-down failed: ${(err as Error).message}\n`);
@@ -83,6 +99,16 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (cluster.isWorker) {
+    // Every listener is open: the primary may now retire the worker this one replaces.
+    process.send?.({ type: READY_MESSAGE });
+    // The primary retires this worker (rolling restart, shut-down); a SIGHUP meant for the
+    // primary (a closed terminal reaches the whole group) must not end it.
+    process.on('message', (message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type === STOP_MESSAGE) stop('stop asked by the primary', 2_000);
+    });
+    process.on('SIGHUP', () => {});
+  }
 }
 
 function isLoopback(address: string): boolean {
@@ -98,5 +124,6 @@ export function registerServe(program: Command): void {
     .option('--port <n>', 'port to listen on (default AppSettings:ServerPort, 8421)', parsePort)
     .option('--host <addr>', 'address to listen on, for the plain port and the --https-port listener (default AppSettings:ServerListenAddress, 127.0.0.1; 0.0.0.0 for every interface)')
     .option('--https-port <n>', 'also serve HTTPS (HTTP/2 and HTTP/1.1) on this port; with no certificate configured, the development certificate (ack dev-cert)', parsePort)
+    .option('--workers <n>', 'run N worker processes behind the one port (0: one per core); SIGHUP or `ack reload` restarts them one at a time', parseWorkers)
     .action(async (dir: string | undefined, opts: ServeOptions) => serve(opts, dir));
 }

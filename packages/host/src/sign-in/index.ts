@@ -119,7 +119,7 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
       req.ackUser = undefined;
     },
     read(req) {
-      return verifyAuthTicket(cookiesOf(req)[names.authentication], authKey, Date.now())?.user;
+      return verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now())?.user;
     },
   };
 }

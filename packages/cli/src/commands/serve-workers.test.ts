@@ -50,7 +50,9 @@ async function waitForOutput(served: ServingAck, pattern: RegExp, timeout = 60_0
   return match!;
 }
 
-describe('ack serve --workers', () => {
+// Each test starts worker processes (the built binary) and waits up to 60 s for them: on a busy
+// 2-core machine that alone can pass vitest's default 30 s.
+describe('ack serve --workers', { timeout: 120_000 }, () => {
   it('serves 20,000 requests at 32 connections through a rolling restart (ack reload) with none failed', async () => {
     const h = home();
     const served = await serveWorkers(h);

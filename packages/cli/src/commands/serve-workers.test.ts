@@ -38,6 +38,9 @@ async function serveWorkers(h: TestHome, workers = 2, extra: string[] = []): Pro
   const served = await startAckServe(['--app-dir', h.appDir, '--port', '0', '--host', '127.0.0.1', '--workers', String(workers), ...extra]);
   running.push(served);
   await waitForOutput(served, new RegExp(`(listening on .*[\\s\\S]*){${workers}}`));
+  // The primary's own line for each worker comes after that worker's "listening on" line: a worker
+  // counts as started only once every listener is open.
+  await waitForOutput(served, new RegExp(`(primary \\d+: worker \\d+ listening[\\s\\S]*){${workers}}`));
   return served;
 }
 

@@ -11,12 +11,16 @@ import type { Logger } from './logging/logger.js';
 import { createKeyring, type Keyring } from './keys/keyring.js';
 import { loadModules, type LoadedModule, type SkippedModule } from './modules/load-modules.js';
 import { createEdge } from './pipeline/edge/index.js';
+import { createFailureThrottle } from './pipeline/edge/failure-throttle.js';
+import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
+import { parseTimeSpanMs } from './settings/time-span.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionMiddleware } from './session/create-session.js';
-import { createSignInPhase, createSignInService } from './sign-in/index.js';
+import { createRevocationList, createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
 import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecycle/listeners.js';
+import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { adaptHttp2, createHttp2Express, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
 import { sendProblem } from './http/problem.js';
 import { UploadFlow } from './fs/upload-flow.js';
@@ -90,12 +94,17 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       }
     }
   };
+  const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
+  const signInService = createSignInService(settings, keys, logger.child('sign-in'), createRevocationList(sessionMiddleware?.sharedStore));
+  const accessChecks = createFailureThrottle(app.Security.MaxFailedAccessChecks, parseTimeSpanMs(app.Security.FailedAccessCheckWindow), logger.child('access'));
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
-    signIn: createSignInService(settings, keys, logger.child('sign-in')),
+    signIn: signInService,
+    accessChecks,
+    refuseCrossSite: createCrossSiteGuard(app.WithOrigins),
     bodies: createBodyReaders(settings.Kestrel.Limits.MaxRequestBodySize),
     createUploadFlow(flowOptions) {
       const flow = new UploadFlow({
@@ -142,14 +151,15 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   // One Express application per protocol over the same middleware and routers: HTTP/2 requests
   // need Express's methods on the HTTP/2 classes (pipeline/http2-adapter.ts, docs/protocols.md).
-  const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
-  const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
+  const signIn = createSignInPhase(signInService);
   const mountRoutes = (expressApp: Express): Express => {
     expressApp.disable('x-powered-by');
     expressApp.set('etag', false);
+    // Express (and express-session's `secure: 'auto'`) trusts X-Forwarded-Proto from exactly the
+    // proxies the edge trusts, so a session cookie is Secure when the client came over HTTPS.
     expressApp.set('trust proxy', (address: string) => edge.trustsProxy(address));
     if (sessionMiddleware) expressApp.use(sessionMiddleware);
-    if (signIn) expressApp.use(signIn);
+    expressApp.use(signIn);
     for (const route of routes) expressApp.use(route.mount, route.handler);
     expressApp.use((req, res) => sendNotFound(req, res));
     expressApp.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
@@ -196,7 +206,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       }
       onRequest(req, res, http2App);
     },
-  }, logger, upgrades);
+  }, logger, createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger), upgrades);
 
   let closing: Promise<void> | undefined;
   const host: AckHost = {
@@ -236,7 +246,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
             logger.error(`module ${m.id} failed to close`, err as Error);
           }
         }
-        (sessionMiddleware as { close?: () => void } | undefined)?.close?.();
+        sessionMiddleware?.close?.();
+        accessChecks.close();
         await logging.close();
       })();
       return closing;

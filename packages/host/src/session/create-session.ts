@@ -1,4 +1,4 @@
-import session from 'express-session';
+import session, { type Store } from 'express-session';
 import createMemoryStore from 'memorystore';
 import type { RequestHandler } from 'express';
 import type { SessionStateSettings } from '../settings/schema.js';
@@ -9,7 +9,13 @@ import { SettingsError } from '../settings/load.js';
  * recently used first); express-session's own MemoryStore does neither and must not be used.
  * Returns undefined when `IsSession` is false or the cookie name is empty (as the original).
  */
-export function createSessionMiddleware(state: SessionStateSettings, secret: Buffer, settingsFile: string): RequestHandler | undefined {
+export type SessionMiddleware = RequestHandler & {
+  close?: () => void;
+  /** The store when other processes share it (database stores): sign-outs are recorded there too. */
+  sharedStore?: Store;
+};
+
+export function createSessionMiddleware(state: SessionStateSettings, secret: Buffer, settingsFile: string): SessionMiddleware | undefined {
   if (!state.IsSession || state.SessionCookieName.trim() === '') return undefined;
   if (state.CacheType !== 'Memory') {
     throw new SettingsError(
@@ -28,10 +34,13 @@ export function createSessionMiddleware(state: SessionStateSettings, secret: Buf
     rolling: false,
     cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', path: '/' },
   });
-  const handler: RequestHandler & { close?: () => void } = middleware;
+  const handler: SessionMiddleware = middleware;
   // memorystore's timer is not in its published types: stop it when the store has one.
   handler.close = () => {
     if ('stopInterval' in store && typeof store.stopInterval === 'function') store.stopInterval();
   };
+  // The in-process store is not shared, and it expires entries on idle time: sign-outs are kept
+  // beside it instead (sign-in/revocations.ts). A store shared by processes sets `sharedStore`.
+  handler.sharedStore = undefined;
   return handler;
 }

@@ -4,19 +4,26 @@ import { createTestHome, startTestHost, testAppSettings, moduleFiles, type TestH
 import { signAuthTicket } from './auth-cookie.js';
 import { computeSignExpiry } from './expiry.js';
 import { safeLocalReturnUrl } from './return-url.js';
+import session from 'express-session';
+import { createRevocationList, REVOKED_KEY_PREFIX } from './revocations.js';
 
 // A module that signs in through the host's service, as a future sign-in module would.
 const accountModule: AckModuleFactory = (ctx) => {
   const router = ctx.host.createRouter();
-  router.get('/in', (req, res) => {
-    ctx.host.signIn.issue(req, res, { UserID: String(req.query.user), Roles: ['User'], UserName: String(req.query.name ?? '') });
+  router.get('/in', async (req, res) => {
+    await ctx.host.signIn.issue(req, res, { UserID: String(req.query.user), Roles: ['User'], UserName: String(req.query.name ?? '') });
     res.json({ ok: true });
   });
-  router.get('/out', (req, res) => {
-    ctx.host.signIn.clear(req, res);
+  router.get('/out', async (req, res) => {
+    await ctx.host.signIn.clear(req, res);
     res.json({ ok: true });
   });
   router.get('/me', (req, res) => res.json({ user: req.ackUser ?? null }));
+  router.get('/touch', (req, res) => {
+    Object.assign(req.session!, { planted: true });
+    res.json({ ok: true });
+  });
+  router.get('/session', (req, res) => res.json(req.session ?? null));
   return { routes: [{ mount: '/account/api', handler: router }] };
 };
 
@@ -37,7 +44,10 @@ describe('sign-in cookies (host)', () => {
 
   it('a module signs a user in through ctx.host.signIn and every later request sees req.ackUser', async () => {
     const res = await fetch(`${t.url}/account/api/in?user=alice`);
-    const names = res.headers.getSetCookie().map((c) => c.slice(0, c.indexOf('='))).sort();
+    const all = res.headers.getSetCookie().map((c) => c.slice(0, c.indexOf('='))).sort();
+    // The new session's cookie comes with the set (sign-in regenerates the session).
+    expect(all).toContain('ack.Session');
+    const names = all.filter((n) => n !== 'ack.Session');
     expect(names).toEqual(['app.AuthenticationScheme', 'app.BearerToken', 'app.ExpireTicks', 'app.Member', 'app.TokenID', 'app.Variable']);
     expect(await me(t.url, cookiesOf(res))).toMatchObject({ UserID: 'alice', Roles: ['User'] });
     expect(await me(t.url, '')).toBeNull();
@@ -67,6 +77,64 @@ describe('sign-in cookies (host)', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { code: string }).code).toBe('sign_in.account_too_large');
     expect(res.headers.getSetCookie()).toEqual([]);
+  });
+
+  // Sessions and sign-out.
+  const sessionCookie = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('ack.Session='))?.split(';')[0];
+  const sessionOf = async (cookie: string) => (await (await fetch(`${t.url}/account/api/session`, { headers: { cookie } })).json()) as Record<string, unknown> | null;
+
+  it('sign-in regenerates the session (a planted session id is not the one after) and keeps the member in it', async () => {
+    const planted = sessionCookie(await fetch(`${t.url}/account/api/touch`))!;
+    expect(planted).toBeDefined();
+    expect(await sessionOf(planted)).toMatchObject({ planted: true });
+    const signIn = await fetch(`${t.url}/account/api/in?user=fixated`, { headers: { cookie: planted } });
+    const after = sessionCookie(signIn)!;
+    expect(after).toBeDefined();
+    expect(after).not.toBe(planted);
+    // The planted id holds nothing any more; the new one holds the member, not the old data.
+    expect(await sessionOf(planted)).not.toHaveProperty('app.Member');
+    expect(await sessionOf(planted)).not.toHaveProperty('planted');
+    const fresh = await sessionOf(after);
+    expect(fresh).toMatchObject({ 'app.Member': { UserID: 'fixated' } });
+    expect(fresh).not.toHaveProperty('planted');
+  });
+
+  it('sign-out destroys the session and a replayed authentication cookie is refused', async () => {
+    const signIn = await fetch(`${t.url}/account/api/in?user=leaver`);
+    const cookies = cookiesOf(signIn);
+    expect(await me(t.url, cookies)).toMatchObject({ UserID: 'leaver' });
+    expect(await sessionOf(sessionCookie(signIn)!)).toMatchObject({ 'app.Member': { UserID: 'leaver' } });
+    const out = await fetch(`${t.url}/account/api/out`, { headers: { cookie: cookies } });
+    expect(out.status).toBe(200);
+    expect(out.headers.getSetCookie().some((c) => /^ack\.Session=;/.test(c))).toBe(true);
+    // The browser forgot the cookies; an attacker who copied them replays them: refused.
+    expect(await me(t.url, cookies)).toBeNull();
+    expect(await sessionOf(sessionCookie(signIn)!)).not.toHaveProperty('app.Member');
+    // Signing in again gives a new, valid cookie.
+    expect(await me(t.url, cookiesOf(await fetch(`${t.url}/account/api/in?user=leaver`)))).toMatchObject({ UserID: 'leaver' });
+  });
+});
+
+describe('sign-out list', () => {
+  it('is shared through a session store: a sign-out recorded by one process is refused by another', async () => {
+    const store = new session.MemoryStore();
+    const one = createRevocationList(store);
+    const other = createRevocationList(store);
+    await one.revoke('tid-1', Date.now() + 60_000);
+    await one.revoke('tid-gone', Date.now() - 1);
+    expect(await other.isRevoked('tid-1')).toBe(true);
+    expect(await other.isRevoked('tid-2')).toBe(false);
+    expect(await other.isRevoked('tid-gone')).toBe(false);
+    // Stored under the reserved prefix, as a session that expires with the cookie.
+    const stored = await new Promise((r) => store.get(`${REVOKED_KEY_PREFIX}tid-1`, (_e, s) => r(s)));
+    expect(stored).toMatchObject({ revoked: true });
+  });
+
+  it('is bounded in memory without a store (oldest sign-outs go first)', async () => {
+    const list = createRevocationList(undefined, 3);
+    for (const id of ['a', 'b', 'c', 'd']) await list.revoke(id, Date.now() + 60_000);
+    expect(await list.isRevoked('a')).toBe(false);
+    for (const id of ['b', 'c', 'd']) expect(await list.isRevoked(id)).toBe(true);
   });
 });
 

@@ -135,6 +135,9 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     } catch {
       return refuse(socket, { status: 400, code: 'request.bad_url', detail: 'The request URL cannot be read.' });
     }
+    // Two Host headers or a host AllowedHosts does not list (DNS rebinding): as for any request.
+    const hostProblem = edge.refuseHost(req);
+    if (hostProblem) return refuse(socket, hostProblem);
     const path = req.ack.rawPath.replace(/\/+$/, '').toLowerCase() || '/';
     const verdict = decide(
       {

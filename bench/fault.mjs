@@ -70,8 +70,11 @@ function temporaryFilesLeft() {
 
 // ---------------------------------------------------------------- host
 function startHost() {
+  // The bench's host script reads its application folder from a layout file.
+  const layoutFile = path.join(work, 'layout.json');
+  fs.writeFileSync(layoutFile, JSON.stringify({ app: path.join(home, 'app') }));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', path.join(here, 'servers/ack.mjs'), path.join(home, 'app')], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    const child = spawn(process.execPath, ['--expose-gc', path.join(here, 'servers/ack.mjs'), layoutFile], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
     child.once('exit', (code) => reject(new Error(`host exited (${code}) before listening`)));
     readline.createInterface({ input: child.stdout }).once('line', (line) => resolve({ child, url: JSON.parse(line).url }));
   });

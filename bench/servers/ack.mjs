@@ -1,9 +1,10 @@
 // Our host for the benchmark: the built host and wwwroot module (packages/*/dist), over a bench
 // home, on a loopback port. Prints one JSON line `{"url": ...}` when listening.
+import fs from 'node:fs';
 import { createHost } from '../../packages/host/dist/index.js';
 import { wwwrootModule } from '../../packages/wwwroot/dist/index.js';
 
-const appDir = process.argv[2];
+const appDir = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')).app;
 const host = await createHost({ appDir, modules: { wwwroot: wwwrootModule }, logging: { quiet: true } });
 const url = await host.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(JSON.stringify({ url, pid: process.pid }) + '\n');

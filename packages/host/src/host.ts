@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import path from 'node:path';
 import express, { type Express } from 'express';
+import compression from 'compression';
 import type { AckRequest, ContractChange, ContractSyncEvent, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
@@ -139,8 +140,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     ...upgradeRequiredRoutes(loaded.flatMap((m) => m.contributions.upgrades ?? [])),
   ];
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
-  const underRoute = (rawPath: string) => {
-    const p = rawPath.toLowerCase();
+  const underRoute = (p: string) => {
     return routePrefixes.some((prefix) => p === prefix || p.startsWith(prefix + '/'));
   };
 
@@ -158,6 +158,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     // Express (and express-session's `secure: 'auto'`) trusts X-Forwarded-Proto from exactly the
     // proxies the edge trusts, so a session cookie is Secure when the client came over HTTPS.
     expressApp.set('trust proxy', (address: string) => edge.trustsProxy(address));
+    // `UseResponseComression` compresses what the routes answer; files are compressed once by the
+    // module that serves them (docs/static-files.md), so the lean phases never pay for it.
+    if (app.UseResponseComression) expressApp.use(compression());
     if (sessionMiddleware) expressApp.use(sessionMiddleware);
     expressApp.use(signIn);
     for (const route of routes) expressApp.use(route.mount, route.handler);
@@ -174,7 +177,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     const fail = (err: unknown) => respondError(err, req, res);
     const toRoutes = () => expressApp(req, res);
     const toStatic = () => {
-      if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.rawPath)) {
+      if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.path.folded)) {
         // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and
         // sign-in only read cookies): answer it here, without minting a session for every miss.
         runHandlers(staticHandlers, req, res, () => sendNotFound(req, res), fail);

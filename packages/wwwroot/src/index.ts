@@ -8,6 +8,7 @@ import { createDevSignInRouter } from './dev-sign-in/index.js';
 import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
 import { createLiveReload, LIVE_RELOAD_PATH } from './live-reload/index.js';
+import { engineFor } from './serving/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
@@ -41,7 +42,10 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
       { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime) },
     ],
     upgrades: liveReload ? [liveReload.upgrade] : [],
-    close: () => liveReload?.close(),
+    close: () => {
+      liveReload?.close();
+      engineFor(runtime).close();
+    },
   };
   return contributions;
 };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '@ack/host';
 import {
@@ -30,6 +30,7 @@ const HOST_KEY = 'h2-host-access-id';
 const MAX_BODY = 256 * 1024;
 const MAX_FILE = 64 * 1024;
 const basic = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
+const SCRIPT = 'console.log("served over h2");\n'.repeat(100);
 
 let certDir: string;
 let running: TestHost;
@@ -77,6 +78,10 @@ beforeAll(async () => {
       'modules/whoami/module.json': { ModuleID: 'whoami' },
       'modules/transact/module.json': { ModuleID: 'transact' },
       'modules/wwwroot/wwwroot/index.html': `<!doctype html><title>root</title><p>${'static root '.repeat(200)}</p>`,
+      // Written original first, so the sidecars are never older than it (an older one is not served).
+      'modules/wwwroot/wwwroot/app.js': SCRIPT,
+      'modules/wwwroot/wwwroot/app.js.br': brotliCompressSync(SCRIPT),
+      'modules/wwwroot/wwwroot/app.js.gz': gzipSync(SCRIPT),
       'contracts/wwwroot/HDS/SYS/SYS010.html': '<p>contract screen v1</p>',
       'config/shared.json': { items: [{ requestPath: '/shared/theme.css', hostFilePath: '../shared/theme.css' }] },
       'shared/theme.css': 'h1 { color: green }',
@@ -116,6 +121,39 @@ const families: Array<[string, (send: Client) => Promise<void>]> = [
     expectHttp2(gz);
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(gz.body).toString()).toBe(plain.text);
+  }],
+  ['precompressed sidecars, 304 per encoding, fixed bodies (manifest, htmx asset)', async (send) => {
+    const br = await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip, br' } });
+    expectHttp2(br);
+    expect(br.status).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers.vary).toMatch(/Accept-Encoding/i);
+    expect(brotliDecompressSync(br.body).toString()).toBe(SCRIPT);
+    const gz = await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).toString()).toBe(SCRIPT);
+    expect(gz.headers.etag).not.toBe(br.headers.etag);
+    const brAgain = await send({ path: '/app.js', headers: { 'accept-encoding': 'br', 'if-none-match': br.headers.etag! } });
+    expectHttp2(brAgain);
+    expect(brAgain.status).toBe(304);
+    expect(brAgain.body.length).toBe(0);
+    expect(brAgain.headers.etag).toBe(br.headers.etag);
+    // Another encoding's validator does not match this one.
+    expect((await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip', 'if-none-match': br.headers.etag! } })).status).toBe(200);
+
+    const manifest = await send({ path: '/shared-files/manifest' });
+    expect(manifest.headers['ack-live-reload']).toBe('/wwwroot/api/live-reload');
+    const manifest304 = await send({ path: '/shared-files/manifest', headers: { 'if-none-match': manifest.headers.etag! } });
+    expectHttp2(manifest304);
+    expect(manifest304.status).toBe(304);
+    expect(manifest304.headers['ack-live-reload']).toBe('/wwwroot/api/live-reload');
+    const htmx = await send({ path: '/wwwroot/api/htmx/htmx.min.js' });
+    expectHttp2(htmx);
+    expect(htmx.status).toBe(200);
+    expect(htmx.headers['content-type']).toMatch(/javascript/);
+    const htmx304 = await send({ path: '/wwwroot/api/htmx/htmx.min.js', headers: { 'if-none-match': htmx.headers.etag! } });
+    expectHttp2(htmx304);
+    expect(htmx304.status).toBe(304);
   }],
   ['contract screen', async (send) => {
     const r = await send({ path: '/view/SYS/SYS010.html' });

@@ -10,6 +10,7 @@ import type { UserAccount } from '../sign-in/user-account.js';
 import type { UploadFlow, UploadFlowOptions } from '../fs/upload-flow.js';
 import type { BodyReaders } from '../http/read-body.js';
 import type { FailureThrottle } from '../pipeline/edge/failure-throttle.js';
+import type { RequestPath } from '../pipeline/edge/request-path.js';
 
 /**
  * The module contract (docs/modules.md). A module is a factory; the host calls it once at start with a
@@ -29,6 +30,8 @@ export interface RequestContext {
   protocol: 'http' | 'https';
   /** Path part of the URL, still percent-encoded, without the query string. */
   rawPath: string;
+  /** The path decoded once, segment by segment (see docs/pipeline.md). */
+  path: RequestPath;
   /** Query string without the leading `?` (empty when none). */
   rawQuery: string;
   /** Time the request arrived (for access logs). */
@@ -47,7 +50,7 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
-      /** Per-request facts from the edge phase (client address, scheme, raw path, id). */
+      /** Per-request facts from the edge phase (client address, scheme, raw and decoded path, id). */
       ack: RequestContext;
       /** The signed-in user, from the verified authentication cookie only (never `{P}.Member`). */
       ackUser?: UserAccount;

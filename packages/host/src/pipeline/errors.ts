@@ -5,23 +5,24 @@ import { ProblemError, sendProblem, type Problem } from '../http/problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
 export function isApiRequest(req: AckRequest): boolean {
-  const p = req.ack.rawPath.toLowerCase();
+  const p = req.ack.path.folded;
   if (p.includes('/api/') || p.endsWith('/api')) return true;
   const accept = req.headers.accept ?? '';
   return accept.includes('json') && !accept.includes('text/html');
 }
+
+const NOT_FOUND_PAGE = Buffer.from('<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head><body><h1>404 Not Found</h1><p>There is no page at this address.</p></body></html>');
 
 /** Phase 6: nothing answered. APIs get a problem body; screens a plain 404 page. */
 export function sendNotFound(req: AckRequest, res: ServerResponse): void {
   if (isApiRequest(req)) {
     return sendProblem(res, { status: 404, code: 'not_found', detail: 'No resource at this path.' }, req.method);
   }
-  const body = '<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head><body><h1>404 Not Found</h1><p>There is no page at this address.</p></body></html>';
   res.statusCode = 404;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.setHeader('Content-Length', NOT_FOUND_PAGE.length);
   res.setHeader('Cache-Control', 'no-cache');
-  res.end(req.method === 'HEAD' ? undefined : body);
+  res.end(req.method === 'HEAD' ? undefined : NOT_FOUND_PAGE);
 }
 
 export interface ErrorResponderOptions {

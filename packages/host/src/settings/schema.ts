@@ -117,6 +117,11 @@ export const AppSettingsSchema = z.looseObject({
   CookiePrefixName: str('ack'),
   UserSignExpire: int(-1),
   StaticFileCacheMaxAge: z.number().int().nonnegative().default(0),
+  /** Static file names that carry a content hash: served `immutable` for a year. Empty: none. */
+  StaticFileImmutablePattern: z
+    .string()
+    .refine((v) => { try { new RegExp(v, 'i'); return true; } catch { return false; } }, 'a regular expression')
+    .default('\\.[0-9a-f]{8,}\\.'),
   SqidsAlphabet: str('abcdefghijklmnopqrstuvwxyz0123456789'),
   ServerPort: z.number().int().min(0).max(65535).default(8421),
   /** HTTPS: a PFX (with ServerDevCertPassword) or a PEM certificate (with ServerDevCertKeyFilePath). Empty: no HTTPS. */

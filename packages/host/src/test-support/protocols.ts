@@ -105,7 +105,9 @@ export function curlClient(baseUrl: string, options: { http1?: boolean; http2Pri
         if (colon <= 0) continue;
         (raw[line.slice(0, colon).toLowerCase()] ??= []).push(line.slice(colon + 1).trim());
       }
-      return reply(version, status, raw, fs.readFileSync(path.join(dir, 'body')));
+      // curl writes no body file for an answer without a body (a 304, for one).
+      const body = path.join(dir, 'body');
+      return reply(version, status, raw, fs.existsSync(body) ? fs.readFileSync(body) : Buffer.alloc(0));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -8,6 +8,7 @@ import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { Edge } from '../pipeline/edge/index.js';
 import { createIpAllowList } from '../pipeline/edge/ip-allow-list.js';
+import { parseRequestPath } from '../pipeline/edge/request-path.js';
 import { problemBody, sendProblem, type Problem } from '../http/problem.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { createUpgradeDecider } from './rules.js';
@@ -49,7 +50,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
   const { settings, edge, logger } = options;
   const app = settings.AppSettings;
   const ws = app.WebSocket;
-  const byPath = new Map(options.upgrades.map((u) => [u.path.replace(/\/+$/, '').toLowerCase() || '/', u] as const));
+  const byPath = new Map(options.upgrades.map((u) => [parseRequestPath(u.path).folded, u] as const));
   const decide = createUpgradeDecider({
     paths: new Set(byPath.keys()),
     ipAllowed: createIpAllowList(app.WithOnlyIPs).allows,
@@ -138,7 +139,8 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     // Two Host headers or a host AllowedHosts does not list (DNS rebinding): as for any request.
     const hostProblem = edge.refuseHost(req);
     if (hostProblem) return refuse(socket, hostProblem);
-    const path = req.ack.rawPath.replace(/\/+$/, '').toLowerCase() || '/';
+    // Matched on the path as the edge decoded it (docs/pipeline.md), like route prefixes.
+    const path = req.ack.path.folded;
     const verdict = decide(
       {
         path,

@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import express, { type Request, type Response, type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
-import { notModified } from '../static/engine/conditional.js';
+import { fixedBody, sendBuffer } from '../serving/send-buffer.js';
 import { checkContact, createContactStore, parseContactId, type Contact, type ContactErrors, type ContactFields } from './contacts-store.js';
 import {
   BASE, PAGE_SIZE, STYLESHEET, contactDetails, contactForm, contactQuickView, contactRows, contactTable, messageOob, notFound, page,
@@ -145,14 +144,6 @@ function parseOffset(value: unknown): number {
 
 /** A fixed asset (`htmx.min.js` from the installed `htmx.org` package, the sample's CSS), read once, with an ETag. */
 function assetHandler(body: Buffer, contentType: string) {
-  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return (req: Request, res: Response) => {
-    res.setHeader('ETag', etag);
-    res.setHeader('Cache-Control', 'public, max-age=3600');
-    res.setHeader('Content-Type', contentType);
-    // The same conditional rules as every static file (`*`, a list, weak tags).
-    if (notModified(req.get('If-None-Match'), undefined, etag, '')) return void res.status(304).end();
-    res.setHeader('Content-Length', body.length);
-    res.end(req.method === 'HEAD' ? undefined : body);
-  };
+  const asset = fixedBody(body, contentType, 'public, max-age=3600');
+  return (req: Request, res: Response) => sendBuffer(req, res, asset);
 }

@@ -114,6 +114,17 @@ export interface WwwrootSettings {
   htmxSampleEnabled: boolean;
   /** Live reload is on: in development unless `IsEnabledLiveReload` is false, elsewhere when it is true, never in production. */
   liveReload: boolean;
+  /** How files are served (docs/static-files.md), from the host's `AppSettings`. */
+  serving: ServingSettings;
+}
+
+export interface ServingSettings {
+  /** `StaticFileCacheMaxAge`, seconds (0: revalidate by ETag). */
+  maxAgeSeconds: number;
+  /** `StaticFileImmutablePattern` (case-insensitive): fingerprinted names, `immutable` for a year; undefined when empty. */
+  immutable: RegExp | undefined;
+  /** `UseResponseComression`: text files without a sidecar are compressed once per version into a bounded cache. */
+  compressFiles: boolean;
 }
 
 /** What the settings are read from: the part of the module context a tool (the CLI) can build too. */
@@ -144,6 +155,12 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     syncRefreshTimeoutMs: c.SyncRefreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS,
     htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
     liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
+    serving: {
+      maxAgeSeconds: app.StaticFileCacheMaxAge,
+      // Validated as a regular expression by the host's settings schema.
+      immutable: app.StaticFileImmutablePattern ? new RegExp(app.StaticFileImmutablePattern, 'i') : undefined,
+      compressFiles: app.UseResponseComression,
+    },
   };
 }
 

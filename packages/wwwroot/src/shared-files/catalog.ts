@@ -90,7 +90,8 @@ export function buildCatalog(
       notes.push(`${where}.requestPath "${request}" has a query string or fragment, which is never compared; skipped`);
       return;
     }
-    const key = request.toLowerCase();
+    // The form requests are compared in (`req.ack.path.folded`): lower case, no empty segments.
+    const key = '/' + request.split('/').filter(Boolean).join('/').toLowerCase();
     if (key === MANIFEST_PATH) {
       notes.push(`${where}.requestPath ${request} is the manifest's own path; skipped`);
       return;

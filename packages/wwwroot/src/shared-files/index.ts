@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { AckRequest, Next, RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { engineFor, notModified, sendFile } from '../static/engine/index.js';
+import { engineFor, fixedBody, sendBuffer, sendFile } from '../serving/index.js';
 import { loadCatalog, MANIFEST_PATH, type SharedFileCatalog } from './catalog.js';
 
 export { loadCatalog, buildCatalog, MANIFEST_PATH } from './catalog.js';
@@ -43,30 +42,21 @@ export function createSharedFileHandlers(runtime: WwwrootRuntime, manifestHeader
 /** `manifestHeaders` go on every manifest answer (e.g. `Ack-Live-Reload`, which tells the loader where the live-reload socket is). */
 export function createSharedFileHandler(runtime: WwwrootRuntime, catalog: SharedFileCatalog, manifestHeaders: Record<string, string> = {}): RawHandler {
   const { store } = engineFor(runtime);
-  const manifest = Buffer.from(JSON.stringify(catalog.items.map((item) => ({ requestPath: item.requestPath }))));
-  const manifestEtag = `"${crypto.createHash('sha256').update(manifest).digest('base64url').slice(0, 27)}"`;
-
-  const sendManifest = (req: AckRequest, res: ServerResponse) => {
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('ETag', manifestEtag);
-    for (const name in manifestHeaders) res.setHeader(name, manifestHeaders[name]!);
-    if (notModified(req.headers['if-none-match'], undefined, manifestEtag, '')) {
-      res.statusCode = 304;
-      res.end();
-      return;
-    }
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', manifest.length);
-    res.end(req.method === 'HEAD' ? undefined : manifest);
-  };
+  const manifest = fixedBody(
+    Buffer.from(JSON.stringify(catalog.items.map((item) => ({ requestPath: item.requestPath })))),
+    'application/json; charset=utf-8',
+    'no-cache',
+    manifestHeaders,
+  );
 
   return (req: AckRequest, res: ServerResponse, next: Next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
-    const raw = req.ack.rawPath;
-    // Compared decoded and case-insensitively, without the query string (already split off by the
-    // edge). `decodeURI` keeps `%2F` encoded, so no catalog path can be reached by an encoded `/`.
-    const key = (raw.includes('%') ? decodeURI(raw) : raw).toLowerCase();
-    if (key === MANIFEST_PATH) return sendManifest(req, res);
+    // Compared decoded (once, at the edge) and case-insensitively, without the query string; a
+    // decoded `/` inside a segment stays `%2f`, so no catalog path is reached by an encoded `/`.
+    // A trailing `/` names a folder, never a catalog file.
+    if (req.ack.path.trailingSlash) return next();
+    const key = req.ack.path.folded;
+    if (key === MANIFEST_PATH) return sendBuffer(req, res, manifest);
     const target = catalog.byPath.get(key);
     if (target === undefined) return next();
     const facts = store.lookup(target);

@@ -1,8 +1,8 @@
 import type { RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { engineFor } from './engine/index.js';
-import { createFolderHandler, type Mount } from './engine/folder-handler.js';
-import { createServedFolder } from './engine/served-folder.js';
+import { engineFor } from '../serving/index.js';
+import { createFolderHandler, type Mount } from '../serving/folder-handler.js';
+import { createServedFolder } from '../serving/served-folder.js';
 import path from 'node:path';
 
 /**

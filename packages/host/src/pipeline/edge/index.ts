@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import compression from 'compression';
 import type { ServerResponse } from 'node:http';
 import type { AckRequest, RawHandler } from '../../modules/contract.js';
 import type { HostSettings } from '../../settings/schema.js';
@@ -10,8 +9,8 @@ import { createForwardedPolicy, normalizeIp, resolveClient } from './client-addr
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
 import { createCorsHandler } from './cors-policy.js';
-import { rawFromExpress } from '../express-adapter.js';
 import { createHostFilter } from './host-filter.js';
+import { parseRequestPath } from './request-path.js';
 
 /**
  * Phase 1 of the pipeline (docs/pipeline.md): one implementation of every edge behaviour, run for every
@@ -78,12 +77,8 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     const hostProblem = refuseHost(req);
     if (hostProblem) return sendProblem(res, hostProblem, req.method);
     // A malformed percent-encoding cannot name any file or route: refuse it once, here.
-    if (req.ack.rawPath.includes('%')) {
-      try {
-        decodeURIComponent(req.ack.rawPath);
-      } catch {
-        return sendProblem(res, { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' }, req.method);
-      }
+    if (!req.ack.path.wellFormed) {
+      return sendProblem(res, { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' }, req.method);
     }
     if (maxBody !== null) {
       const length = Number(req.headers['content-length'] ?? 0);
@@ -96,9 +91,6 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     next();
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));
-  if (app.UseResponseComression) {
-    handlers.push(rawFromExpress(compression()));
-  }
   if (app.UseHttpLogging) {
     const access = logger.child('http');
     handlers.push((req, res, next) => {
@@ -135,11 +127,13 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
         req.headers['x-forwarded-proto'],
       );
       const id = `${bootId}-${(++sequence).toString(36)}`;
+      const rawPath = q === -1 ? url : url.slice(0, q);
       req.ack = {
         id,
         clientIp: ip,
         protocol,
-        rawPath: q === -1 ? url : url.slice(0, q),
+        rawPath,
+        path: parseRequestPath(rawPath),
         rawQuery: q === -1 ? '' : url.slice(q + 1),
         startedAt: process.hrtime.bigint(),
       };

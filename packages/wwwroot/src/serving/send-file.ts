@@ -2,15 +2,25 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import parseRange from 'range-parser';
 import type { FileFacts } from './file-store.js';
+import type { Representation } from './representation.js';
 import { notModified } from './conditional.js';
 
 /**
- * Answers a GET or HEAD with a file: 304 when the client's copy is current (`If-None-Match`,
- * `If-Modified-Since`), 206 for one satisfiable `Range` (416 when none is), else 200. Small files
- * come from memory; others stream from disk. Edge headers (security, CORS) are already set.
+ * Answers a GET or HEAD with a file: the representation the client's `Accept-Encoding` asks for
+ * (a sidecar or a compressed copy, when the file has them), 304 when the client's copy of it is
+ * current (`If-None-Match`, `If-Modified-Since`), 206 for one satisfiable `Range` (416 when none
+ * is), else 200. Small files come from memory; others stream from disk. Edge headers (security,
+ * CORS) are already set; their `Vary` is kept.
  */
-export function sendFile(req: IncomingMessage, res: ServerResponse, facts: FileFacts): void {
+export function sendFile(req: IncomingMessage, res: ServerResponse, file: FileFacts): void {
   const h = req.headers;
+  let facts: Representation = file;
+  if (file.negotiate) {
+    const acceptEncoding = h['accept-encoding'];
+    if (acceptEncoding !== undefined) facts = file.negotiate(acceptEncoding);
+    const prior = res.getHeader('Vary');
+    res.setHeader('Vary', prior ? `${String(prior)}, Accept-Encoding` : 'Accept-Encoding');
+  }
   if ((h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) &&
       notModified(h['if-none-match'], h['if-modified-since'], facts.etag, facts.lastModified)) {
     res.statusCode = 304;
@@ -53,7 +63,7 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, facts: FileF
 }
 
 /** `If-Range` with a strong ETag or an HTTP date: the range applies only if the file is that version. */
-function rangeStillValid(ifRange: string | undefined, facts: FileFacts): boolean {
+function rangeStillValid(ifRange: string | undefined, facts: Representation): boolean {
   if (ifRange === undefined) return true;
   if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === facts.etag;
   const since = Date.parse(ifRange);

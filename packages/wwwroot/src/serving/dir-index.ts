@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Freshness, Stamp } from './freshness.js';
 
 /**
  * Case-insensitive lookup without a directory listing per request: each directory's listing is
- * read once and kept with the directory's mtime; a later use stats the directory (one syscall) and
- * reads it again only when the mtime moved, which every add, remove or rename inside it does. So a
+ * read once and kept with the directory's mtime; a later use trusts it while the folder watch
+ * (`freshness.ts`) saw no change, else stats the directory (one syscall) and reads it again only
+ * when the mtime moved, which every add, remove or rename inside it does. So a
  * file added to the static root is found, by any case, on the next request, without a restart.
  *
  * Choice rule (deterministic): in each folder, a name spelled exactly as requested wins; otherwise
@@ -18,6 +20,8 @@ interface Listing {
   exact: Set<string>;
   /** Lower-cased name → the first name in code-unit order with that lower-case form. */
   folded: Map<string, string>;
+  /** State of the watched folders when the listing was last confirmed (none: validate by stat). */
+  stamp: Stamp | undefined;
 }
 
 export interface DirectoryIndex {
@@ -30,17 +34,22 @@ export interface DirectoryIndex {
   stats(): { directories: number };
 }
 
-export function createDirectoryIndex(maxDirectories = 5_000): DirectoryIndex {
+export function createDirectoryIndex(maxDirectories = 5_000, freshness?: Freshness): DirectoryIndex {
   const listings = new Map<string, Listing>();
 
   const listingOf = (directory: string): Listing | undefined => {
+    const known = listings.get(directory);
+    if (known?.stamp && freshness?.unchanged(known.stamp)) return known;
+    const stamp = freshness?.stamp(directory);
     const st = fs.statSync(directory, { throwIfNoEntry: false });
     if (!st || !st.isDirectory()) {
       listings.delete(directory);
       return undefined;
     }
-    const known = listings.get(directory);
-    if (known && known.mtimeMs === st.mtimeMs && !known.racy) return known;
+    if (known && known.mtimeMs === st.mtimeMs && !known.racy) {
+      known.stamp = stamp;
+      return known;
+    }
     let names: string[];
     try {
       names = fs.readdirSync(directory);
@@ -53,7 +62,7 @@ export function createDirectoryIndex(maxDirectories = 5_000): DirectoryIndex {
       const lower = name.toLowerCase();
       if (!folded.has(lower)) folded.set(lower, name);
     }
-    const listing: Listing = { mtimeMs: st.mtimeMs, racy: isRacy(st), exact: new Set(names), folded };
+    const listing: Listing = { mtimeMs: st.mtimeMs, racy: isRacy(st), exact: new Set(names), folded, stamp };
     listings.delete(directory);
     listings.set(directory, listing);
     if (listings.size > maxDirectories) listings.delete(listings.keys().next().value!);
@@ -69,6 +78,7 @@ export function createDirectoryIndex(maxDirectories = 5_000): DirectoryIndex {
     },
     unchanged(directory, mtimeMs) {
       const listing = listings.get(directory);
+      if (listing?.stamp && freshness?.unchanged(listing.stamp)) return listing.mtimeMs === mtimeMs;
       if (!listing || listing.racy) return false;
       const st = fs.statSync(directory, { throwIfNoEntry: false });
       return st !== undefined && st.mtimeMs === mtimeMs;

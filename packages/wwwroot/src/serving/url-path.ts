@@ -1,38 +1,34 @@
+import { parseRequestPath, type RequestPath } from '@ack/host';
+
 /** The file-name segments a URL path names, or why it is refused (and with which status). */
 export type UrlPathResult =
-  | { ok: true; segments: string[]; trailingSlash: boolean }
+  | { ok: true; segments: readonly string[]; trailingSlash: boolean }
   | { ok: false; status: 400 | 404; reason: string };
 
 /**
- * Turns the raw (still percent-encoded) URL path of a request into the file-name segments it
- * names, refusing anything that could leave the folder it is served from. Pure: no disk access.
+ * Checks that the decoded segments of a request path (see `req.ack.path`, decoded once at the host
+ * edge) name a file inside the folder they are served from, refusing anything that could leave it.
+ * Pure: no disk access.
  *
- * The path is decoded exactly once, segment by segment, so an encoded separator (`%2f`, `%5c`)
- * never becomes a separator and a double encoding (`%252e%252e`) stays a literal name (`%2e%2e`)
- * that is simply not found. Overlong UTF-8 (`%c0%ae`) is malformed and throws in
- * `decodeURIComponent`; the host edge already refuses it with 400, and so does this function.
+ * Each segment was decoded exactly once, so an encoded separator (`%2f`, `%5c`) that became part of
+ * a segment is refused here, and a double encoding (`%252e%252e`) stays a literal name (`%2e%2e`)
+ * that is simply not found. Overlong UTF-8 (`%c0%ae`) is malformed; the host edge already refuses it
+ * with 400, and so does this check.
  */
-export function decodeUrlPath(rawPath: string): UrlPathResult {
+export function checkUrlPath(path: RequestPath, rawPath: string): UrlPathResult {
   if (rawPath.charCodeAt(0) !== 47 /* / */) return { ok: false, status: 400, reason: 'the path must start with /' };
-  const parts = rawPath.split('/');
-  const segments: string[] = [];
-  for (let i = 1; i < parts.length; i++) {
-    const part = parts[i]!;
-    // Empty segments (`//`, a trailing `/`) are skipped: a served folder is never left by them.
-    if (part === '') continue;
-    let segment = part;
-    if (part.includes('%')) {
-      try {
-        segment = decodeURIComponent(part);
-      } catch {
-        return { ok: false, status: 400, reason: 'malformed percent-encoding' };
-      }
-    }
-    const refusal = refuseSegment(segment, segments.length === 0);
+  if (!path.wellFormed) return { ok: false, status: 400, reason: 'malformed percent-encoding' };
+  const { segments } = path;
+  for (let i = 0; i < segments.length; i++) {
+    const refusal = refuseSegment(segments[i]!, i === 0);
     if (refusal) return refusal;
-    segments.push(segment);
   }
-  return { ok: true, segments, trailingSlash: rawPath.length > 1 && rawPath.endsWith('/') };
+  return { ok: true, segments, trailingSlash: path.trailingSlash };
+}
+
+/** `checkUrlPath` on a raw path (what the edge would have decoded). */
+export function decodeUrlPath(rawPath: string): UrlPathResult {
+  return checkUrlPath(parseRequestPath(rawPath), rawPath);
 }
 
 function refuseSegment(segment: string, first: boolean): UrlPathResult | undefined {

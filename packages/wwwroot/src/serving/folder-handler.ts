@@ -1,7 +1,7 @@
 import type { AckRequest, Next, RawHandler } from '@ack/host';
 import { sendProblem } from '@ack/host';
 import type { ServerResponse } from 'node:http';
-import { decodeUrlPath, encodeUrlPath } from './url-path.js';
+import { checkUrlPath, encodeUrlPath } from './url-path.js';
 import { sendFile } from './send-file.js';
 import type { Resolution, ServedFolder } from './served-folder.js';
 
@@ -15,13 +15,15 @@ const MAX_REMEMBERED_URL = 1024;
 
 /**
  * The one static-phase handler for every mount (contract screens, static root). The first mount
- * whose prefix matches the decoded path owns the request, found or not: a longer prefix listed
- * first is never answered by a shorter one (the static root never answers under
- * `/{ContractRequestPath}`). A URL seen before is answered from its remembered resolution after a
- * stat (or a few, for a case-insensitive hit), without decoding or walking folders again.
+ * whose prefix matches the path (as the edge decoded it) owns the request, found or not: a longer
+ * prefix listed first is never answered by a shorter one (the static root never answers under
+ * `/{ContractRequestPath}`). A URL seen before is answered from its remembered resolution once the
+ * folder watch (or, where folders are not watched, a stat) says it still holds, without walking
+ * folders again.
  */
 export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20_000): FolderHandler {
   const remembered = new Map<string, Resolution & { folder: ServedFolder }>();
+  const prefixes = mounts.map((m) => '/' + m.prefix.join('/'));
 
   const forget = (absolute: string) => {
     for (const [url, r] of remembered) if (r.absolute === absolute) remembered.delete(url);
@@ -36,12 +38,13 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
       remembered.delete(rawPath);
     }
 
-    const decoded = decodeUrlPath(rawPath);
+    const decoded = checkUrlPath(req.ack.path, rawPath);
     if (!decoded.ok) {
       if (decoded.status === 404) return next();
       return sendProblem(res, { status: 400, code: 'request.bad_path', detail: `The path cannot name a file (${decoded.reason}).` }, req.method);
     }
-    const mount = mounts.find((m) => startsWithFolded(decoded.segments, m.prefix));
+    const folded = req.ack.path.folded;
+    const mount = mounts.find((m, i) => m.prefix.length === 0 || folded === prefixes[i] || folded.startsWith(prefixes[i] + '/'));
     if (!mount) return next();
     const rest = decoded.segments.slice(mount.prefix.length);
     // A folder's index.html answers `/dir/` (and `/`); `/dir` is redirected to `/dir/` below.
@@ -72,10 +75,4 @@ export interface FolderHandler {
   /** Drops remembered URL resolutions that lead to this file. */
   forget(absolute: string): void;
   remembered(): number;
-}
-
-function startsWithFolded(segments: readonly string[], prefix: readonly string[]): boolean {
-  if (segments.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (segments[i]!.toLowerCase() !== prefix[i]) return false;
-  return true;
 }

@@ -56,10 +56,6 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
   return {
     root: base,
     resolve(segments, wantIndex) {
-      if (segments.length > 0) {
-        const contained = resolveContainedPath(base, segments.join('/'));
-        if (!contained.ok) return { kind: 'none' };
-      }
       let current = base;
       let folded: Array<readonly [string, number]> | undefined;
       const step = (segment: string): boolean => {
@@ -70,18 +66,23 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
         return true;
       };
       for (const segment of segments) if (!step(segment)) return { kind: 'none' };
+      // The stamp of the file's folder is taken before its stat (see freshness.ts).
+      let stamp = store.stamp(path.dirname(current));
       let st = fs.statSync(current, { throwIfNoEntry: false });
       // `/file.txt/` names a folder that is not there (relative links from it would be wrong).
       if (wantIndex && segments.length > 0 && st?.isFile()) return { kind: 'none' };
       if (st?.isDirectory()) {
         if (!wantIndex) return { kind: 'directory' };
+        stamp = store.stamp(current);
         if (!step('index.html')) return { kind: 'none' };
         st = fs.statSync(current, { throwIfNoEntry: false });
       }
       if (!st?.isFile()) return { kind: 'none' };
+      // Lexically inside (checked once a file is found, so a miss pays nothing for it), then on disk.
+      if (segments.length > 0 && !resolveContainedPath(base, segments.join('/')).ok) return { kind: 'none' };
       const real = realRoot();
       if (!real || !inside(current, real)) return { kind: 'none' };
-      const facts = store.lookup(current);
+      const facts = store.lookup(current, { stat: st, stamp });
       if (!facts) return { kind: 'none' };
       return { kind: 'file', facts, resolution: { absolute: current, ino: facts.ino, folded } };
     },

@@ -1,0 +1,45 @@
+/**
+ * The URL path of a request, decoded once at the edge and carried on `req.ack.path`, so later
+ * layers (route prefixes, shared files, static folders) neither decode nor lower-case it again.
+ *
+ * Each segment is decoded on its own, so an encoded separator (`%2f`) stays inside its segment and
+ * never becomes a separator; a double encoding (`%252e`) stays a literal name. Empty segments
+ * (`//`, a trailing `/`) are dropped. See docs/pipeline.md.
+ */
+export interface RequestPath {
+  /** Decoded segments, empty ones dropped. */
+  readonly segments: readonly string[];
+  /** `/` + the segments lower-cased (a decoded `/` inside a segment kept as `%2f`): for case-insensitive matches. */
+  readonly folded: string;
+  /** The raw path ends with `/` (and is not just `/`). */
+  readonly trailingSlash: boolean;
+  /** False when a segment's percent-encoding is malformed (the edge answers 400). */
+  readonly wellFormed: boolean;
+}
+
+export function parseRequestPath(rawPath: string): RequestPath {
+  const parts = rawPath.split('/');
+  const segments: string[] = [];
+  let folded = '';
+  let wellFormed = true;
+  for (let i = 0; i < parts.length; i++) {
+    let segment = parts[i]!;
+    if (segment === '') continue;
+    if (segment.includes('%')) {
+      try {
+        segment = decodeURIComponent(segment);
+      } catch {
+        wellFormed = false;
+      }
+    }
+    segments.push(segment);
+    const lower = segment.toLowerCase();
+    folded += '/' + (lower.includes('/') ? lower.replaceAll('/', '%2f') : lower);
+  }
+  return {
+    segments,
+    folded: folded === '' ? '/' : folded,
+    trailingSlash: rawPath.length > 1 && rawPath.endsWith('/'),
+    wellFormed,
+  };
+}

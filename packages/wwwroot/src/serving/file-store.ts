@@ -1,0 +1,194 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import mime from 'mime-types';
+import { cacheHeaders, type HeaderPairs } from './cache-policy.js';
+import { isRacy } from './dir-index.js';
+import type { Freshness, Stamp } from './freshness.js';
+import { ENCODINGS, chooseEncoding, isCompressible, type Encoding } from './encoding.js';
+import { makeRepresentation, readWhole, type Representation } from './representation.js';
+import type { CompressionCache } from './compression-cache.js';
+
+/**
+ * What the serving engine knows about one file: its identity on disk, its representations (the
+ * file, precompressed sidecars) with their header blocks worked out once, and, for small files,
+ * the bytes. A use is validated by the folder watch (`freshness.ts`) when its folders are watched,
+ * else by `fs.statSync`: a file (or sidecar) whose inode, size, mtime or ctime moved is read again,
+ * so a changed file is served new on the next request.
+ */
+export interface FileFacts extends Representation {
+  readonly ino: number;
+  readonly ctimeMs: number;
+  /** Read within the racy window of its last change: read again on next use. */
+  readonly racy: boolean;
+  readonly contentType: string;
+  /** Cache-Control (and Expires) of every representation of this file. */
+  readonly policy: HeaderPairs;
+  /** What was on disk beside it as `<name>.br` / `<name>.gz` when read (for the stat fallback). */
+  readonly sidecarIds: string;
+  /** The representation for a request's `Accept-Encoding`; absent when there is only the file. */
+  readonly negotiate: ((acceptEncoding: string) => Representation) | undefined;
+  /** State of the watched folders when the facts were last confirmed (none: validate by stat). */
+  stamp: Stamp | undefined;
+}
+
+/** What a caller already knows of a file: its stat, made after the stamp of its folder was taken. */
+export interface KnownStat {
+  stat: fs.Stats | undefined;
+  stamp: Stamp | undefined;
+}
+
+export interface FileStoreOptions {
+  /** `StaticFileCacheMaxAge` of the host, seconds. */
+  maxAgeSeconds: number;
+  /** `StaticFileImmutablePattern` of the host: fingerprinted names, cached for a year. */
+  fingerprinted?: RegExp;
+  /** Files up to this size are kept in memory (default 64 KiB). */
+  maxFileBytes?: number;
+  /** Bytes kept in memory over all files (default 32 MiB). */
+  maxTotalBytes?: number;
+  /** Files whose facts are remembered (default 20,000). */
+  maxEntries?: number;
+  /** Folder watch that spares the per-request stat; without it every use is validated by stat. */
+  freshness?: Freshness;
+  /** `UseResponseComression`: text files without a sidecar are compressed once into this cache. */
+  compression?: CompressionCache;
+}
+
+export interface FileStore {
+  /**
+   * Facts of a regular file, current as of this call; undefined when there is no such file.
+   * `known`: the caller's own stat of `absolute` (and the stamp taken before it), so it is not made twice.
+   */
+  lookup(absolute: string, known?: KnownStat): FileFacts | undefined;
+  /** A stamp of `dir` (take it before a stat that is passed to `lookup`). */
+  stamp(dir: string): Stamp | undefined;
+  /** Forgets a file (the sync API changed it). */
+  invalidate(absolute: string): void;
+  /** For tests and the benchmark: entries and bytes held. */
+  stats(): { entries: number; bytes: number };
+}
+
+export function contentTypeOf(fileName: string): string {
+  return mime.contentType(path.extname(fileName)) || 'application/octet-stream';
+}
+
+const SIDECAR_SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz' };
+
+export function createFileStore(options: FileStoreOptions): FileStore {
+  const maxFileBytes = options.maxFileBytes ?? 64 * 1024;
+  const maxTotalBytes = options.maxTotalBytes ?? 32 * 1024 * 1024;
+  const maxEntries = options.maxEntries ?? 20_000;
+  const { freshness, compression } = options;
+  // Insertion order is eviction order (oldest first): cheap on the hot path, bounded in memory.
+  const entries = new Map<string, FileFacts>();
+  let totalBytes = 0;
+
+  const held = (facts: FileFacts) => facts.body?.length ?? 0;
+
+  const forget = (absolute: string) => {
+    const old = entries.get(absolute);
+    if (!old) return;
+    entries.delete(absolute);
+    totalBytes -= held(old);
+  };
+
+  const remember = (facts: FileFacts) => {
+    entries.set(facts.absolute, facts);
+    totalBytes += held(facts);
+    for (const [key, old] of entries) {
+      if (totalBytes <= maxTotalBytes && entries.size <= maxEntries) break;
+      entries.delete(key);
+      totalBytes -= held(old);
+    }
+  };
+
+  /** Identity of the sidecars beside a file, as the stat fallback compares it. */
+  const sidecarIdsOf = (absolute: string, compressible: boolean): string => {
+    if (!compressible) return '';
+    let ids = '';
+    for (const encoding of ENCODINGS) {
+      const st = fs.statSync(absolute + SIDECAR_SUFFIX[encoding], { throwIfNoEntry: false });
+      ids += st?.isFile() ? `${encoding}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs};` : '-;';
+    }
+    return ids;
+  };
+
+  const read = (absolute: string, stat: fs.Stats, stamp: Stamp | undefined): FileFacts | undefined => {
+    let st = stat;
+    let body: Buffer | undefined;
+    if (stat.size <= maxFileBytes) {
+      const whole = readWhole(absolute);
+      if (whole) ({ st, body } = whole);
+      else if (!fs.statSync(absolute, { throwIfNoEntry: false })?.isFile()) return undefined;
+    }
+    const name = path.basename(absolute);
+    const contentType = contentTypeOf(name);
+    const policy: HeaderPairs = cacheHeaders(name, options.maxAgeSeconds, options.fingerprinted);
+    const compressible = isCompressible(contentType);
+    const sidecarIds = sidecarIdsOf(absolute, compressible);
+    const sidecars = new Map<Encoding, Representation>();
+    for (const encoding of compressible ? ENCODINGS : []) {
+      const file = absolute + SIDECAR_SUFFIX[encoding];
+      const sst = fs.statSync(file, { throwIfNoEntry: false });
+      // Only a sidecar at least as new as its original: an older one is stale, never served.
+      if (!sst?.isFile() || sst.mtimeMs < st.mtimeMs) continue;
+      const whole = sst.size <= maxFileBytes ? readWhole(file) : undefined;
+      const s = whole?.st ?? sst;
+      sidecars.set(encoding, makeRepresentation({ absolute: file, size: s.size, mtimeMs: s.mtimeMs, contentType, encoding, policy, body: whole?.body }));
+    }
+    const negotiated = sidecars.size > 0 || (compression !== undefined && compressible);
+    const identity = makeRepresentation({ absolute, size: st.size, mtimeMs: st.mtimeMs, contentType, encoding: undefined, policy, body });
+    const offered = [...new Set([...sidecars.keys(), ...(compression && compressible ? ENCODINGS : [])])];
+    const facts: FileFacts = {
+      ...identity,
+      ino: st.ino,
+      ctimeMs: st.ctimeMs,
+      racy: isRacy(st),
+      contentType,
+      policy,
+      sidecarIds,
+      stamp,
+      negotiate: negotiated
+        ? (acceptEncoding) => {
+            const encoding = chooseEncoding(acceptEncoding, offered);
+            if (!encoding) return facts;
+            return sidecars.get(encoding) ?? compression?.get(facts, encoding) ?? facts;
+          }
+        : undefined,
+    };
+    return facts;
+  };
+
+  return {
+    lookup(absolute, given) {
+      const known = entries.get(absolute);
+      // Nothing moved in its folders since the facts were confirmed: no system call.
+      if (known?.stamp && freshness?.unchanged(known.stamp)) return known;
+      const stamp = given ? given.stamp : freshness?.stamp(path.dirname(absolute));
+      const stat = given ? given.stat : fs.statSync(absolute, { throwIfNoEntry: false });
+      if (!stat || !stat.isFile()) {
+        forget(absolute);
+        return undefined;
+      }
+      if (
+        known &&
+        !known.racy &&
+        known.ino === stat.ino &&
+        known.size === stat.size &&
+        known.mtimeMs === stat.mtimeMs &&
+        known.ctimeMs === stat.ctimeMs &&
+        known.sidecarIds === sidecarIdsOf(absolute, known.sidecarIds !== '')
+      ) {
+        known.stamp = stamp;
+        return known;
+      }
+      forget(absolute);
+      const facts = read(absolute, stat, stamp);
+      if (facts) remember(facts);
+      return facts;
+    },
+    stamp: (dir) => freshness?.stamp(dir),
+    invalidate: forget,
+    stats: () => ({ entries: entries.size, bytes: totalBytes }),
+  };
+}

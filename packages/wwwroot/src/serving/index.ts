@@ -1,0 +1,75 @@
+import path from 'node:path';
+import type { WwwrootRuntime } from '../runtime.js';
+import { createDirectoryIndex, type DirectoryIndex } from './dir-index.js';
+import { createFileStore, type FileStore } from './file-store.js';
+import { createFreshness, type Freshness } from './freshness.js';
+import { createCompressionCache } from './compression-cache.js';
+
+export { sendFile } from './send-file.js';
+export { notModified } from './conditional.js';
+export { fixedBody, sendBuffer, type FixedBody } from './send-buffer.js';
+export type { FileFacts, FileStore } from './file-store.js';
+export { contentTypeOf } from './file-store.js';
+export { isLoaderFile, cacheHeaders } from './cache-policy.js';
+
+/**
+ * The serving engine of the module: one file store (facts, headers and small files' bytes) and
+ * one directory index, shared by the shared-file handler, contract screens and the static root,
+ * so a file served under two URLs is read and held once, and one invalidation reaches all.
+ *
+ * Files this process writes are dropped at once, before the writer answers: wwwroot's sync upload
+ * (`runtime.files.invalidate`) and the host's contract sync (`ctx.host.onContractSync`). The folder
+ * watch would see them too, but its events arrive a little later; a client that reads right after
+ * its own write must get the new bytes (docs/static-files.md "A changed file").
+ */
+export interface ServingEngine {
+  store: FileStore;
+  dirs: DirectoryIndex;
+  /** Folder watch that spares the per-request stat. */
+  freshness: Freshness;
+  /** Listeners called after the engine dropped a file this process changed. */
+  onInvalidate(fn: (absolute: string) => void): void;
+  /** Stops the folder watch and the contract sync listener (when the module closes). */
+  close(): void;
+}
+
+const engines = new WeakMap<WwwrootRuntime, ServingEngine>();
+
+export function engineFor(runtime: WwwrootRuntime): ServingEngine {
+  let engine = engines.get(runtime);
+  if (engine) return engine;
+  const { serving } = runtime.settings;
+  const freshness = createFreshness();
+  const store = createFileStore({
+    maxAgeSeconds: serving.maxAgeSeconds,
+    fingerprinted: serving.immutable,
+    freshness,
+    compression: serving.compressFiles ? createCompressionCache() : undefined,
+  });
+  const dirs = createDirectoryIndex(undefined, freshness);
+  const listeners: Array<(absolute: string) => void> = [];
+  const drop = (changed: string) => {
+    const absolute = path.resolve(changed);
+    store.invalidate(absolute);
+    // The file's folder and every folder above it: a write may have created folders on the way.
+    for (let dir = path.dirname(absolute); ; dir = path.dirname(dir)) {
+      dirs.invalidate(dir);
+      if (path.dirname(dir) === dir) break;
+    }
+    for (const fn of listeners) fn(absolute);
+  };
+  runtime.files.onInvalidate(drop);
+  const stopContractSync = runtime.ctx.host.onContractSync((event) => event.files.forEach(drop));
+  engine = {
+    store,
+    dirs,
+    freshness,
+    onInvalidate: (fn) => void listeners.push(fn),
+    close() {
+      stopContractSync();
+      freshness.close();
+    },
+  };
+  engines.set(runtime, engine);
+  return engine;
+}

@@ -1,5 +1,5 @@
-// `pnpm bench`: our host (built packages/*/dist) beside the Node ceiling (node:http answering the
-// same bytes from memory), nginx (one worker), Express 5 + express.static, sirv and
+// `pnpm bench`: our host (built packages/*/dist), and the same host as `ack serve --workers 2`
+// (`ack-w2`), beside the Node ceiling (node:http answering the same bytes from memory), nginx (one worker), Express 5 + express.static, sirv and
 // @fastify/static, all on loopback serving the same files. Load comes from wrk (one thread,
 // 64 connections) pinned to CPU 1, the server under test to CPU 0. Every server is measured in
 // turn within each round; the figures reported are medians over rounds, and each ratio is the
@@ -15,7 +15,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareFiles } from './lib/files.mjs';
-import { nginxBinary, nginxVersion, startNginx, startNode } from './lib/servers.mjs';
+import { nginxBinary, nginxVersion, startAckWorkers, startNginx, startNode } from './lib/servers.mjs';
 import { wrk, wrkVersion, writeScripts } from './lib/wrk.mjs';
 import { cpuSeconds, pinning } from './lib/cpu.mjs';
 import { CELLS, PEERS } from './lib/cells.mjs';
@@ -62,7 +62,7 @@ async function measure(server, cell, scripts, files, warm) {
 }
 
 async function main() {
-  for (const dist of ['packages/host/dist/index.js', 'packages/wwwroot/dist/index.js']) {
+  for (const dist of ['packages/host/dist/index.js', 'packages/wwwroot/dist/index.js', 'packages/cli/dist/bin.js']) {
     if (!fs.existsSync(path.join(repo, dist))) throw new Error(`${dist} is missing: run pnpm build (pnpm bench does)`);
   }
   const wrkVer = wrkVersion();
@@ -81,6 +81,7 @@ async function main() {
   try {
     const arg = [files.layoutFile];
     servers.push(await startNode('ack', path.join(here, 'servers/ack.mjs'), arg, ['--expose-gc']));
+    servers.push(await startAckWorkers('ack-w2', files.layoutFile, repo));
     servers.push(await startNode('ceiling', path.join(here, 'servers/ceiling.mjs'), arg));
     const bin = nginxBinary();
     if (bin) {

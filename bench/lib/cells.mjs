@@ -16,7 +16,7 @@ export const CELLS = [
     },
   },
   // Peers have no case-insensitive lookup: they are asked for the exact name.
-  { id: 'ci', label: 'case-insensitive hit', path: (s) => (s === 'ack' ? '/mIXED/casefile.TXT' : exact), status: 200, ceiling: 0.7, peers: 3 },
+  { id: 'ci', label: 'case-insensitive hit', path: (s) => (s.startsWith('ack') ? '/mIXED/casefile.TXT' : exact), status: 200, ceiling: 0.7, peers: 3 },
   { id: 'shared', label: 'shared file', path: () => '/shared/theme.css', status: 200, ceiling: 0.8, peers: 3 },
   { id: 'manifest', label: 'manifest', path: () => '/shared-files/manifest', status: 200, peers: 3 },
   { id: 'miss', label: 'miss (404)', path: () => '/no-such-file.txt', status: 404, ceiling: 0.7, peers: 3 },

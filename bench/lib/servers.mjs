@@ -21,6 +21,28 @@ export function startNode(name, script, args, nodeFlags = []) {
   });
 }
 
+/**
+ * Our host as `ack serve --workers 2` (the built CLI, docs/scale-out.md), pinned like every server:
+ * the primary and both workers share CPU 0. Ready once both workers listen (the primary says so
+ * on stderr).
+ */
+export async function startAckWorkers(name, layoutFile, repo) {
+  const appDir = JSON.parse(fs.readFileSync(layoutFile, 'utf8')).app;
+  const port = await freePort();
+  const bin = path.join(repo, 'packages/cli/dist/bin.js');
+  const [cmd, ...rest] = pinned(0, [process.execPath, bin, 'serve', '--app-dir', appDir, '--port', String(port), '--host', '127.0.0.1', '--workers', '2']);
+  const child = spawn(cmd, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  await new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before listening: ${stderr}`)));
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if ((stderr.match(/worker \d+ listening/g) ?? []).length >= 2) resolve();
+    });
+  });
+  return { name, url: `http://127.0.0.1:${port}`, pid: child.pid, child, stop: () => stopChild(child) };
+}
+
 function stopChild(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();

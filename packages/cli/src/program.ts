@@ -7,6 +7,7 @@ import { registerSync } from './commands/sync.js';
 import { registerContractSync } from './commands/contract-sync.js';
 import { registerManifest } from './commands/manifest.js';
 import { registerDevCert } from './commands/dev-cert.js';
+import { registerReload } from './commands/serve-workers.js';
 import { EXIT } from './exit-codes.js';
 
 export { EXIT };
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerContractSync(program);
   registerManifest(program);
   registerDevCert(program);
+  registerReload(program);
   return program;
 }
 

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import express, { type Express } from 'express';
 import compression from 'compression';
-import type { AckRequest, ContractChange, ContractSyncEvent, HostServices, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
+import type { AckRequest, ContractChange, ContractSyncEvent, HostServices, HostSessions, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
 import type { HostSettings } from './settings/schema.js';
@@ -17,9 +17,10 @@ import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
-import { createSessionMiddleware } from './session/create-session.js';
+import { createSessionState, type SessionState } from './session/create-session.js';
 import { createRevocationList, createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
+import { createInvalidationBus, describeInvalidation } from './cluster/invalidation.js';
 import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecycle/listeners.js';
 import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { adaptHttp2, createHttp2Express, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
@@ -53,6 +54,8 @@ export interface AckHost {
   readonly server: http.Server;
   /** WebSocket handling: attach it to any other server that should accept the modules' sockets. */
   readonly upgrades: Upgrades;
+  /** The session state when `SessionState:IsSession` is on: the store, and `shared` for a store every process shares (docs/sessions.md). */
+  readonly sessions: HostSessions;
   /** Base URL once listening, e.g. `http://127.0.0.1:8421`. */
   readonly url: string;
   /** Base URL of the `ServerDevCert*` HTTPS listener (HTTP/2 and HTTP/1.1) once listening, else empty. */
@@ -60,8 +63,11 @@ export interface AckHost {
   /** Every listener but the plain `ServerPort` one: the HTTPS listener and `Kestrel:Endpoints`. */
   readonly endpoints: readonly ListeningEndpoint[];
   listen(options?: ListenOptions): Promise<string>;
-  /** Stops accepting, lets requests in flight finish (bounded), closes modules, flushes logs. */
-  close(options?: { graceMs?: number }): Promise<void>;
+  /**
+   * Stops accepting, lets requests in flight finish (bounded), closes modules, flushes logs.
+   * `drainMs`: first answer requests with `Connection: close` for up to that long (rolling restart).
+   */
+  close(options?: { graceMs?: number; drainMs?: number }): Promise<void>;
 }
 
 /**
@@ -79,14 +85,35 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const logger = logging.logger;
   logger.debug('effective settings ' + JSON.stringify(redactSettings(settings)));
   const app = settings.AppSettings;
-  const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'));
+  const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'), app.Security.PreviousSigningKeys);
+
+  // Before the modules: a shared store that cannot be reached stops start-up (docs/sessions.md).
+  let sessionState: SessionState | undefined;
+  try {
+    sessionState = await createSessionState(app.SessionState, keys.keys('session').map((k) => k.toString('hex')), settingsFile, logger.child('session'));
+  } catch (err) {
+    await logging.close();
+    throw err;
+  }
+
+  const hostSessions: HostSessions = { store: sessionState?.store, sharedStore: sessionState?.shared };
+  const accessChecks = createFailureThrottle(app.Security.MaxFailedAccessChecks, parseTimeSpanMs(app.Security.FailedAccessCheckWindow), logger.child('access'));
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
   // Every upload flow, so that a stop can abort the uploads in flight and remove their staged files.
   const uploadFlows: UploadFlow[] = [];
+  // Cache invalidations and contract sync events reach every worker of `ack serve --workers` (docs/scale-out.md).
+  const invalidation = createInvalidationBus();
+  // Sign-outs reach the other workers (the bus) and, when every process shares it, the session store
+  // (docs/dev-sign-in.md "Sign-out holds").
+  const revocations = createRevocationList({
+    sharedStore: sessionState?.shared,
+    announce: (tokenId, expiresAt) => invalidation.publish({ kind: 'sign-out', tokenId, expiresAt }),
+  });
+  const signInService = createSignInService(settings, keys, logger.child('sign-in'), revocations);
   const contractSyncListeners = new Set<(event: ContractSyncEvent) => void>();
-  const emitContractSync = (event: ContractSyncEvent) => {
+  const deliverContractSync = (event: ContractSyncEvent) => {
     for (const listener of contractSyncListeners) {
       try {
         listener(event);
@@ -95,9 +122,29 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       }
     }
   };
-  const sessionMiddleware = createSessionMiddleware(app.SessionState, keys.key('session'), settingsFile);
-  const signInService = createSignInService(settings, keys, logger.child('sign-in'), createRevocationList(sessionMiddleware?.sharedStore));
-  const accessChecks = createFailureThrottle(app.Security.MaxFailedAccessChecks, parseTimeSpanMs(app.Security.FailedAccessCheckWindow), logger.child('access'));
+  // Contract sync written through this process: its listeners hear it, and so do the other workers'.
+  const emitContractSync = (event: ContractSyncEvent) => {
+    deliverContractSync(event);
+    invalidation.publish({ kind: 'contract-sync', event });
+  };
+  const refreshContract = async (moduleId: string, change: ContractChange) => {
+    const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
+    if (!target?.contributions.refreshContract) return false;
+    await target.contributions.refreshContract(change);
+    return true;
+  };
+  // Another worker took a sync upload or a contract sync: this worker's caches and listeners hear it too.
+  invalidation.subscribe((event, origin) => {
+    if (origin !== 'peer') return;
+    logger.debug(`cache invalidation from another worker: ${describeInvalidation(event)}`);
+    if (event.kind === 'contract') {
+      refreshContract(event.moduleId, event.change).catch((err: unknown) => logger.error(`module ${event.moduleId} failed to refresh its contracts`, err as Error));
+    } else if (event.kind === 'contract-sync') {
+      deliverContractSync(event.event);
+    } else if (event.kind === 'sign-out') {
+      revocations.heard(event.tokenId, event.expiresAt);
+    }
+  });
   const services: HostServices = {
     selfUrl: () => selfUrl,
     keys,
@@ -120,15 +167,28 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       contractSyncListeners.add(listener);
       return () => void contractSyncListeners.delete(listener);
     },
+    invalidation,
+    sessions: hostSessions,
     async notifyContractChange(moduleId: string, change: ContractChange) {
-      const target = loaded.find((m) => m.id.toLowerCase() === moduleId.toLowerCase());
-      if (!target?.contributions.refreshContract) return false;
-      await target.contributions.refreshContract(change);
-      return true;
+      const refreshed = await refreshContract(moduleId, change);
+      if (refreshed) invalidation.publish({ kind: 'contract', moduleId, change });
+      return refreshed;
     },
   };
 
-  const result = await loadModules(settings, paths, options.modules, logger, services, logging.addLabelFile);
+  // A start-up that fails from here on (a module, an endpoint setting) must not leave the session
+  // store's connections open.
+  const abandon = async (err: unknown): Promise<never> => {
+    invalidation.close();
+    await sessionState?.close().catch(() => {});
+    throw err;
+  };
+  let result: Awaited<ReturnType<typeof loadModules>>;
+  try {
+    result = await loadModules(settings, paths, options.modules, logger, services, logging.addLabelFile);
+  } catch (err) {
+    return abandon(err);
+  }
   loaded.push(...result.loaded);
 
   const edge = createEdge(settings, paths, logger);
@@ -151,6 +211,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   // One Express application per protocol over the same middleware and routers: HTTP/2 requests
   // need Express's methods on the HTTP/2 classes (pipeline/http2-adapter.ts, docs/protocols.md).
+  // Both, and WebSocket upgrades, share the one session middleware and its store.
+  const sessionMiddleware = sessionState?.middleware;
   const signIn = createSignInPhase(signInService);
   const mountRoutes = (expressApp: Express): Express => {
     expressApp.disable('x-powered-by');
@@ -199,17 +261,23 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     requestPhases: [sessionMiddleware, signIn].filter((phase) => phase !== undefined),
     logger: logger.child('websocket'),
   });
-  const listeners = new Listeners(settings, paths, {
-    http1: (req, res) => onRequest(req as AckRequest, res, http1App),
-    http2: (request, response) => {
-      const { req, res } = adaptHttp2(http2App, request, response);
-      // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
-      if (headerListBytes(request.rawHeaders) > MAX_HEADER_BYTES) {
-        return sendProblem(res, { status: 431, code: 'request.headers_too_large', detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.` }, req.method);
-      }
-      onRequest(req, res, http2App);
-    },
-  }, logger, createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger), upgrades);
+  // Endpoint settings are checked here.
+  let listeners: Listeners;
+  try {
+    listeners = new Listeners(settings, paths, {
+      http1: (req, res) => onRequest(req as AckRequest, res, http1App),
+      http2: (request, response) => {
+        const { req, res } = adaptHttp2(http2App, request, response);
+        // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
+        if (headerListBytes(request.rawHeaders) > MAX_HEADER_BYTES) {
+          return sendProblem(res, { status: 431, code: 'request.headers_too_large', detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.` }, req.method);
+        }
+        onRequest(req, res, http2App);
+      },
+    }, logger, createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger), upgrades);
+  } catch (err) {
+    return abandon(err);
+  }
 
   let closing: Promise<void> | undefined;
   const host: AckHost = {
@@ -222,6 +290,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     skippedModules: result.skipped,
     server: listeners.server,
     upgrades,
+    sessions: hostSessions,
     get url() {
       return selfUrl;
     },
@@ -235,8 +304,10 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     get endpoints() {
       return listeners.endpoints;
     },
-    close({ graceMs = 10_000 } = {}) {
+    close({ graceMs = 10_000, drainMs = 0 } = {}) {
       closing ??= (async () => {
+        // A worker retired in a rolling restart first tells its clients to go elsewhere (docs/scale-out.md).
+        if (drainMs > 0) await listeners.drain(drainMs);
         // Uploads in flight are refused (503) and their staged files removed before anything else.
         await Promise.all(uploadFlows.map((flow) => flow.close()));
         // Then sockets: an open WebSocket would hold its listener open for the whole grace time.
@@ -249,8 +320,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
             logger.error(`module ${m.id} failed to close`, err as Error);
           }
         }
-        sessionMiddleware?.close?.();
         accessChecks.close();
+        invalidation.close();
+        await sessionState?.close().catch((err: unknown) => logger.error('session store failed to close', err as Error));
         await logging.close();
       })();
       return closing;

@@ -6,6 +6,7 @@ export type {
   ContractChange,
   ContractSyncEvent,
   HostServices,
+  HostSessions,
   ModuleContext,
   ModuleContributions,
   ModuleJson,
@@ -53,4 +54,12 @@ export type { BodyReaders, ReadBodyOptions } from './http/read-body.js';
 export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } from './contract-sync/targets.js';
 export type { ChangeType, ContractType } from './contract-sync/targets.js';
 export { createDevCertificate, devCertificateFiles, hasDevCertificate } from './lifecycle/dev-cert.js';
+export { ensureDevCertificate, planEndpoints } from './lifecycle/listeners.js';
 export type { ListeningEndpoint } from './lifecycle/listeners.js';
+export { createInvalidationBus, describeInvalidation, isInvalidateMessage, INVALIDATE_MESSAGE } from './cluster/invalidation.js';
+export type { Invalidation, InvalidationBus, InvalidationOrigin, InvalidateMessage } from './cluster/invalidation.js';
+export { Primary, READY_MESSAGE, STOP_MESSAGE } from './cluster/primary.js';
+export type { SharedSessionStore } from './session/store-base.js';
+export type { PrimaryOptions } from './cluster/primary.js';
+export { watchConfiguration, configurationFiles, checkConfiguration } from './cluster/config-watch.js';
+export type { ConfigWatch } from './cluster/config-watch.js';

@@ -21,8 +21,13 @@ export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from '.
 export const wwwrootModule: AckModuleFactory = (ctx) => {
   const settings = parseWwwrootSettings(ctx);
   const invalidators: Array<(absolutePath: string) => void> = [];
+  // Through the host's bus, so a file changed through one worker is dropped by every worker.
+  const bus = ctx.host.invalidation;
+  bus.subscribe((event) => {
+    if (event.kind === 'file') invalidators.forEach((fn) => fn(event.path));
+  });
   const files: FileCacheControl = {
-    invalidate: (p) => invalidators.forEach((fn) => fn(p)),
+    invalidate: (p) => bus.publish({ kind: 'file', path: p }),
     onInvalidate: (fn) => void invalidators.push(fn),
   };
   const runtime: WwwrootRuntime = { ctx, settings, files };

@@ -1,8 +1,10 @@
+import cluster from 'node:cluster';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHost, HOST_VERSION, SettingsError, type AckHost } from '@ack/host';
+import { createHost, HOST_VERSION, READY_MESSAGE, SettingsError, STOP_MESSAGE, type AckHost } from '@ack/host';
 import { builtInModules } from '../registry.js';
-import { parsePort } from '../options.js';
+import { parsePort, parseWorkers } from '../options.js';
+import { servePrimary } from './serve-workers.js';
 
 export interface ServeOptions {
   appDir?: string;
@@ -10,6 +12,8 @@ export interface ServeOptions {
   host?: string;
   /** HTTPS (HTTP/2 and HTTP/1.1) on this port; without a configured certificate, the development one. */
   httpsPort?: number;
+  /** `--workers N`: run as the primary of N workers (0: one per core); see docs/scale-out.md. */
+  workers?: number;
 }
 
 /**
@@ -19,6 +23,7 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions): Promise<void> {
   const appDir = path.resolve(options.appDir ?? process.cwd());
+  if (options.workers !== undefined && cluster.isPrimary) return servePrimary(appDir, options.workers, { host: options.host, tlsPort: options.httpsPort });
   let host: AckHost;
   try {
     host = await createHost({ appDir, modules: builtInModules });
@@ -50,11 +55,11 @@ export async function serve(options: ServeOptions): Promise<void> {
   log.info(`listening on ${host.url}${options.host ? '' : ` (all interfaces, port ${new URL(host.url).port})`}`);
 
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (signal: string, drainMs = 0) => {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: stopping (finishing requests in flight)`);
-    host.close({ graceMs: 10_000 }).then(
+    host.close({ graceMs: 10_000, drainMs }).then(
       () => process.exit(0),
       (err: unknown) => {
         process.stderr.write(`ack: shut-down failed: ${(err as Error).message}\n`);
@@ -64,6 +69,16 @@ export async function serve(options: ServeOptions): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (cluster.isWorker) {
+    // Every listener is open: the primary may now retire the worker this one replaces.
+    process.send?.({ type: READY_MESSAGE });
+    // The primary retires this worker (rolling restart, shut-down); a SIGHUP meant for the
+    // primary (a closed terminal reaches the whole group) must not end it.
+    process.on('message', (message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type === STOP_MESSAGE) stop('stop asked by the primary', 2_000);
+    });
+    process.on('SIGHUP', () => {});
+  }
 }
 
 export function registerServe(program: Command): void {
@@ -74,5 +89,6 @@ export function registerServe(program: Command): void {
     .option('--port <n>', 'port to listen on (default AppSettings:ServerPort, 8421)', parsePort)
     .option('--host <addr>', 'address to listen on (default: all interfaces)')
     .option('--https-port <n>', 'also serve HTTPS (HTTP/2 and HTTP/1.1) on this port; with no certificate configured, the development certificate (ack dev-cert)', parsePort)
+    .option('--workers <n>', 'run N worker processes behind the one port (0: one per core); SIGHUP or `ack reload` restarts them one at a time', parseWorkers)
     .action(async (opts: ServeOptions) => serve(opts));
 }

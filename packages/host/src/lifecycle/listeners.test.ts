@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
 import path from 'node:path';
@@ -105,6 +106,42 @@ describe('shut-down of a TLS port', () => {
     await h.close({ graceMs: 120_000 });
     await sessionClosed;
     agent.destroy();
+  });
+});
+
+describe('draining a retired worker (rolling restart)', () => {
+  it('sends GOAWAY to HTTP/2 sessions and Connection: close to HTTP/1.1 while still serving what is in flight', async () => {
+    const h = await start({ ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'dev.key' });
+    const h2 = nodeHttp2Client(h.tlsUrl);
+    expect((await h2.send({ path: '/probe-public' })).version).toBe('2');
+    const goaway = new Promise<number>((resolve) => h2.session.once('goaway', (code: number) => resolve(code)));
+    const slow = h2.send({ path: '/probe/api/slow?ms=1000' });
+    // HTTP/1.1 kept alive, on the plain port and on the TLS port (ALPN http/1.1).
+    const plainAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const tlsAgent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+    const get = (url: string, agent: http.Agent) =>
+      new Promise<{ status: number; connection: string | undefined; reused: boolean }>((resolve, reject) => {
+        const req = (url.startsWith('https') ? https : http).get(url, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+      });
+    expect((await get(`${h.url}/probe-public`, plainAgent)).connection).toBe('keep-alive');
+    expect((await get(`${h.tlsUrl}/probe-public`, tlsAgent)).connection).toBe('keep-alive');
+
+    // The drain ends once no connection is left: the kept-alive ones hold it open until they leave.
+    const closed = h.close({ graceMs: 10_000, drainMs: 60_000 });
+    expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    for (const [url, agent] of [[`${h.url}/probe-public`, plainAgent], [`${h.tlsUrl}/probe-public`, tlsAgent]] as const) {
+      expect(await get(url, agent)).toEqual({ status: 200, connection: 'close', reused: true });
+    }
+    const answered = await slow;
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.text)).toEqual({ waited: 1000 });
+    await closed;
+    plainAgent.destroy();
+    tlsAgent.destroy();
   });
 });
 

@@ -43,6 +43,8 @@ export interface ListeningEndpoint {
 interface Opened {
   server: NetServer;
   close(graceMs: number): Promise<void>;
+  /** Rolling restart: tell clients to leave while still listening (`Listeners.drain`). */
+  drain(): void;
   /** TLS servers: takes a renewed certificate for new connections. */
   renew?(options: tls.SecureContextOptions): void;
 }
@@ -96,15 +98,15 @@ export class Listeners {
 
   async listen(options: ListenOptions = {}): Promise<string> {
     const app = this.settings.AppSettings;
-    const plans = planKestrelEndpoints(this.settings);
-    const withHttps = app.ServerDevCertFilePath.trim() !== '' || options.tlsPort !== undefined;
-    if (withHttps) {
-      plans.unshift(planDevCertEndpoint(this.settings, options.tlsPort ?? app.ServerDevCertSslPort, options.host));
-    }
-    const certificates = plans.map((plan) => (plan.certificate ? this.certificateFor(plan) : undefined));
+    const { plans, withHttps } = planEndpoints(this.settings, options);
+    const certificates = plans.map((plan) => {
+      if (!plan.certificate) return undefined;
+      ensureDevCertificate(this.settings, this.paths, [plan], (line) => this.logger.info(line));
+      return loadCertificate(plan.certificate, this.paths);
+    });
 
     this.url = await listenOn(this.server, options.port ?? app.ServerPort, options.host, 'http');
-    this.opened.push({ server: this.server, close: (graceMs) => closeHttp1(this.server, graceMs) });
+    this.opened.push({ server: this.server, close: (graceMs) => closeHttp1(this.server, graceMs), drain: () => drainHttp1(this.server) });
     for (const [i, plan] of plans.entries()) {
       const url = await this.open(plan, certificates[i]);
       this.endpoints.push({ name: plan.name, url, protocols: plan.protocols });
@@ -120,17 +122,23 @@ export class Listeners {
     await Promise.all(this.opened.splice(0).filter((o) => o.server.listening).map((o) => o.close(graceMs)));
   }
 
-  private certificateFor(plan: EndpointPlan): LoadedCertificate {
-    const source = plan.certificate!;
-    if (source.kind === 'dev' && !hasDevCertificate(this.paths.serviceHome)) {
-      const dir = devCertificateFiles(this.paths.serviceHome).dir;
-      if (this.settings.AppSettings.RunningEnvironment !== 'D') {
-        throw new SettingsError(`${source.setting}: no certificate configured for the ${plan.name} endpoint, and no development certificate in ${dir} (one is made on first start only when RunningEnvironment is D; run ack dev-cert, or configure a certificate)`);
-      }
-      createDevCertificate(this.paths.serviceHome);
-      this.logger.info(`development certificate created in ${dir} (self-signed for localhost; docs/protocols.md)`);
+  /**
+   * A worker retired in a rolling restart (docs/scale-out.md), before `close`: still listening, it
+   * tells its clients to leave, for up to `drainMs` or until no connection is left. HTTP/1.1
+   * responses carry `Connection: close`, so a client leaves a kept-alive connection after a response
+   * instead of finding it closed under a request it just sent; HTTP/2 sessions get GOAWAY, so the
+   * client opens its next streams elsewhere.
+   */
+  async drain(drainMs: number): Promise<void> {
+    const servers = this.opened.filter((o) => o.server.listening);
+    for (const o of servers) o.drain();
+    const deadline = Date.now() + drainMs;
+    const connections = (server: NetServer) => new Promise<number>((resolve) => server.getConnections((err, n) => resolve(err ? 0 : n)));
+    while (Date.now() < deadline) {
+      const open = (await Promise.all(servers.map((o) => connections(o.server)))).reduce((a, b) => a + b, 0);
+      if (open === 0) return;
+      await new Promise((r) => setTimeout(r, 50));
     }
-    return loadCertificate(source, this.paths);
   }
 
   private async open(plan: EndpointPlan, certificate: LoadedCertificate | undefined): Promise<string> {
@@ -154,10 +162,10 @@ export class Listeners {
       const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => this.handlers.http1(req, res);
       if (plan.scheme === 'http') {
         const server = this.limit(http.createServer(this.http1Options, onRequest), 'http1');
-        return { server, close: (graceMs) => closeHttp1(server, graceMs) };
+        return { server, close: (graceMs) => closeHttp1(server, graceMs), drain: () => drainHttp1(server) };
       }
       const server = this.limit(https.createServer({ ...this.http1Options, handshakeTimeout: this.handshakeTimeout, ...tlsOptions }, onRequest), 'close');
-      return { server, close: (graceMs) => closeHttp1(server, graceMs), renew: (next) => server.setSecureContext(next) };
+      return { server, close: (graceMs) => closeHttp1(server, graceMs), drain: () => drainHttp1(server), renew: (next) => server.setSecureContext(next) };
     }
     const http2Options: http2.ServerOptions = {
       ...HTTP2_SERVER_CLASSES,
@@ -186,7 +194,7 @@ export class Listeners {
       maxHeaderSize: MAX_HEADER_BYTES,
     });
     tracker.attach(server);
-    return { server, close: (graceMs) => tracker.close(server, graceMs), renew: secure && ((next) => secure.setSecureContext(next)) };
+    return { server, close: (graceMs) => tracker.close(server, graceMs), drain: () => tracker.drain(), renew: secure && ((next) => secure.setSecureContext(next)) };
   }
 
   private limit<S extends NetServer>(server: S, refusal: 'http1' | 'close'): S {
@@ -197,22 +205,56 @@ export class Listeners {
   }
 }
 
+/** The listeners `Listeners.listen` opens beside the plain one: the `ServerDevCert*` HTTPS listener first when asked for, then `Kestrel:Endpoints`. */
+export function planEndpoints(settings: HostSettings, options: ListenOptions): { plans: EndpointPlan[]; withHttps: boolean } {
+  const app = settings.AppSettings;
+  const plans = planKestrelEndpoints(settings);
+  const withHttps = app.ServerDevCertFilePath.trim() !== '' || options.tlsPort !== undefined;
+  if (withHttps) plans.unshift(planDevCertEndpoint(settings, options.tlsPort ?? app.ServerDevCertSslPort, options.host));
+  return { plans, withHttps };
+}
+
+/**
+ * Makes the development certificate when a planned endpoint needs it and there is none, which only
+ * `RunningEnvironment` `D` allows (docs/protocols.md). The primary of `ack serve --workers` calls it
+ * before it forks, so that workers never make one at the same time.
+ */
+export function ensureDevCertificate(settings: HostSettings, paths: HostPaths, plans: readonly EndpointPlan[], log: (line: string) => void): void {
+  const source = plans.map((plan) => plan.certificate).find((c) => c?.kind === 'dev');
+  if (!source || source.kind !== 'dev' || hasDevCertificate(paths.serviceHome)) return;
+  const dir = devCertificateFiles(paths.serviceHome).dir;
+  const plan = plans.find((p) => p.certificate === source)!;
+  if (settings.AppSettings.RunningEnvironment !== 'D') {
+    throw new SettingsError(`${source.setting}: no certificate configured for the ${plan.name} endpoint, and no development certificate in ${dir} (one is made on first start only when RunningEnvironment is D; run ack dev-cert, or configure a certificate)`);
+  }
+  createDevCertificate(paths.serviceHome);
+  log(`development certificate created in ${dir} (self-signed for localhost; docs/protocols.md)`);
+}
+
 /**
  * HTTP/2 sessions and HTTP/1.1 connections of an HTTP/2 server (Node's `closeIdleConnections` is
  * only on `http.Server`): at shut-down each session gets GOAWAY and ends when its streams do, idle
  * HTTP/1.1 connections end now and busy ones after their response. (Idle sessions close after the
- * keep-alive time-out: lifecycle/connection-guard.ts.)
+ * keep-alive time-out: lifecycle/connection-guard.ts.) While draining (a rolling restart),
+ * sessions get GOAWAY while the server still listens, and HTTP/1.1 responses close their
+ * connection. A stream that crossed the GOAWAY on the wire is refused (REFUSED_STREAM: never
+ * processed, safe to retry, which browsers do); Node offers no GOAWAY that announces without
+ * refusing (RFC 9113 section 6.8), see docs/scale-out.md.
  */
 class ConnectionTracker {
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly busy = new Map<Socket, number>();
   private closing = false;
+  private draining = false;
 
   attach(server: http2.Http2Server | http2.Http2SecureServer): void {
     server.on('session', (session: http2.ServerHttp2Session) => {
       this.sessions.add(session);
       session.once('close', () => this.sessions.delete(session));
       if (this.closing) session.close();
+      // A client that connects while this server drains is told to go once its first request is
+      // in: a GOAWAY before that request left would strand it on the client.
+      else if (this.draining) session.once('stream', () => session.close());
     });
     server.on('secureConnection', (socket: tls.TLSSocket) => {
       if (socket.alpnProtocol === 'h2') return;
@@ -222,12 +264,18 @@ class ConnectionTracker {
   }
 
   request(socket: Socket, res: http.ServerResponse): void {
+    if (this.draining) res.shouldKeepAlive = false;
     this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
     res.once('close', () => {
       const left = (this.busy.get(socket) ?? 1) - 1;
       this.busy.set(socket, left);
       if (this.closing && left === 0) socket.end();
     });
+  }
+
+  drain(): void {
+    this.draining = true;
+    for (const session of this.sessions) session.close();
   }
 
   async close(server: NetServer, graceMs: number): Promise<void> {
@@ -254,6 +302,13 @@ function listenOn(server: NetServer, port: number, host: string | undefined, sch
       const shown = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : address.address;
       resolve(`${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`);
     });
+  });
+}
+
+/** HTTP/1.1 while draining: every response from now on closes its connection. */
+function drainHttp1(server: http.Server): void {
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    res.shouldKeepAlive = false;
   });
 }
 

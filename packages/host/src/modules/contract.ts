@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Router } from 'express';
+import type { Store as SessionStore } from 'express-session';
 import type { WebSocket } from 'ws';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
@@ -10,6 +11,8 @@ import type { UserAccount } from '../sign-in/user-account.js';
 import type { UploadFlow, UploadFlowOptions } from '../fs/upload-flow.js';
 import type { BodyReaders } from '../http/read-body.js';
 import type { FailureThrottle } from '../pipeline/edge/failure-throttle.js';
+import type { InvalidationBus } from '../cluster/invalidation.js';
+import type { SharedSessionStore } from '../session/store-base.js';
 import type { RequestPath } from '../pipeline/edge/request-path.js';
 
 /**
@@ -170,6 +173,13 @@ export interface HostServices {
    * a function that stops listening. A listener that throws is logged and does not fail the sync.
    */
   onContractSync(listener: (event: ContractSyncEvent) => void): () => void;
+  /**
+   * Cache invalidation shared by every worker of the host (docs/scale-out.md): publish when a file
+   * or contract changed; subscribe to drop what a cache holds for it.
+   */
+  invalidation: InvalidationBus;
+  /** The session stores (docs/sessions.md). */
+  sessions: HostSessions;
   /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
   signIn: SignInService;
   /** JSON and form body readers that count every byte against `Kestrel:Limits:MaxRequestBodySize`. */
@@ -190,6 +200,20 @@ export interface HostServices {
    * a cookie authorises (docs/pipeline.md "Cross-site requests").
    */
   refuseCrossSite: RequestHandler;
+}
+
+/**
+ * The host's session store (docs/sessions.md). `sharedStore` is the one every process and host
+ * shares (`CacheType` `MySql`, `SqlServer`, `PostgreSql` or `Redis`): state that must hold across
+ * workers and hosts belongs there. It is an express-session `Store` (`get`/`set`/`touch`/`destroy`
+ * by id; an entry expires `IdleTimeoutMinutes` after it was last set or touched); a failure of its
+ * database is a 503 `session.store_unavailable` problem passed to the callback.
+ */
+export interface HostSessions {
+  /** The store in use, any `CacheType`; undefined when sessions are off. */
+  readonly store: SessionStore | undefined;
+  /** The shared store; undefined with `Memory` or when sessions are off. */
+  readonly sharedStore: SharedSessionStore | undefined;
 }
 
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;

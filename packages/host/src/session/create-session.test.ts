@@ -42,10 +42,18 @@ describe('SessionState', () => {
     expect((await count(url, forged)).count).toBe(1);
   });
 
-  it('stops start-up with a clear message for a session store that is not available yet', async () => {
+  it('stops start-up with a clear settings error for a shared store without a connection string', async () => {
     const home = hosts.home(testAppSettings({ AppSettings: { SessionState: { CacheType: 'MySql' } } }));
     const attempt = createHost({ appDir: home.appDir, modules: {}, env: {}, logging: { quiet: true } });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
-    await expect(attempt).rejects.toThrow(/SessionState:CacheType: "MySql" is not available yet/);
+    await expect(attempt).rejects.toThrow(/AppSettings:SessionState:MySqlConnectionString is empty; CacheType "MySql" needs it/);
+  });
+
+  it('stops start-up with a settings error for a connection string it cannot read, without its password', async () => {
+    const home = hosts.home(testAppSettings({ AppSettings: { SessionState: { CacheType: 'SqlServer', SqlServerConnectionString: 'Data Source=db;Password=pw-123;Encrypt=perhaps' } } }));
+    const attempt = createHost({ appDir: home.appDir, modules: {}, env: {}, logging: { quiet: true } });
+    await expect(attempt).rejects.toBeInstanceOf(SettingsError);
+    await expect(attempt).rejects.toThrow(/SqlServerConnectionString: Encrypt "perhaps" is not true or false/);
+    await expect(attempt).rejects.not.toThrow(/pw-123/);
   });
 });

@@ -1,46 +1,118 @@
-import session, { type Store } from 'express-session';
+import session from 'express-session';
 import createMemoryStore from 'memorystore';
 import type { RequestHandler } from 'express';
 import type { SessionStateSettings } from '../settings/schema.js';
 import { SettingsError } from '../settings/load.js';
+import type { Logger } from '../logging/logger.js';
+import {
+  ConnectionStringError,
+  parseMySqlConnectionString,
+  parsePostgreSqlConnectionString,
+  parseRedisConnectionString,
+  parseSqlServerConnectionString,
+} from './connection-string.js';
+import { describeError, type SharedSessionStore } from './store-base.js';
+import { SqlSessionStore, mySqlKnexConnection, postgreSqlKnexConnection, sqlServerKnexConnection } from './sql-store.js';
+import { RedisSessionStore } from './redis-store.js';
+
+export interface SessionState {
+  /** The one session middleware: both Express applications and WebSocket upgrades run it. */
+  middleware: RequestHandler;
+  store: session.Store;
+  /** The store when it is shared between processes (every `CacheType` but `Memory`). */
+  shared: SharedSessionStore | undefined;
+  close(): Promise<void>;
+}
 
 /**
- * Phase 3: `SessionState`. The Memory store expires idle sessions and bounds its entries (least
- * recently used first); express-session's own MemoryStore does neither and must not be used.
- * Returns undefined when `IsSession` is false or the cookie name is empty (as the original).
+ * Phase 3: `SessionState` (docs/sessions.md). `Memory` keeps sessions in this process (bounded,
+ * least recently used first); `MySql`, `SqlServer`, `PostgreSql` and `Redis` share them between
+ * processes and hosts. `secrets`: the first signs the session cookie, all of them verify it (key
+ * rotation, docs/sessions.md). Returns undefined when `IsSession` is false or the cookie name is
+ * empty (as the original).
  */
-export type SessionMiddleware = RequestHandler & {
-  close?: () => void;
-  /** The store when other processes share it (database stores): sign-outs are recorded there too. */
-  sharedStore?: Store;
-};
-
-export function createSessionMiddleware(state: SessionStateSettings, secret: Buffer, settingsFile: string): SessionMiddleware | undefined {
+export async function createSessionState(
+  state: SessionStateSettings,
+  secrets: string[],
+  settingsFile: string,
+  logger: Logger,
+): Promise<SessionState | undefined> {
   if (!state.IsSession || state.SessionCookieName.trim() === '') return undefined;
-  if (state.CacheType !== 'Memory') {
-    throw new SettingsError(
-      `${settingsFile}: AppSettings:SessionState:CacheType: "${state.CacheType}" is not available yet in ack for Node; use "Memory"`,
-    );
-  }
   const idleMs = state.IdleTimeoutMinutes * 60_000;
-  const MemoryStore = createMemoryStore(session);
-  const store = new MemoryStore({ checkPeriod: Math.min(idleMs, 60_000), max: state.MemoryMaxEntries, ttl: idleMs });
+  let store: session.Store;
+  let shared: SharedSessionStore | undefined;
+  let close: () => Promise<void>;
+  if (state.CacheType === 'Memory') {
+    const MemoryStore = createMemoryStore(session);
+    const memory = new MemoryStore({ checkPeriod: Math.min(idleMs, 60_000), max: state.MemoryMaxEntries, ttl: idleMs });
+    store = memory;
+    close = async () => memory.stopInterval();
+  } else {
+    const sharedStore = createSharedStore(state, idleMs, settingsFile, logger);
+    try {
+      await sharedStore.waitUntilReady(state.StoreStartupWaitSeconds * 1000);
+    } catch (err) {
+      await sharedStore.shutdown().catch(() => {});
+      throw err;
+    }
+    logger.info(`session store ${sharedStore.kind} at ${sharedStore.where} is ready`);
+    const timer = setInterval(() => {
+      sharedStore.cleanup(Date.now()).then(
+        (n) => n > 0 && logger.debug(`session store ${sharedStore.kind}: ${n} expired sessions deleted`),
+        (err: unknown) => logger.warn(`session store ${sharedStore.kind} at ${sharedStore.where}: clean-up failed: ${describeError(err)}`),
+      );
+    }, state.CleanupIntervalSeconds * 1000);
+    timer.unref();
+    store = shared = sharedStore;
+    close = async () => {
+      clearInterval(timer);
+      await sharedStore.shutdown();
+    };
+  }
   const middleware = session({
     name: state.SessionCookieName,
-    secret: secret.toString('hex'),
+    secret: secrets,
     store,
     resave: false,
     saveUninitialized: false,
     rolling: false,
     cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', path: '/' },
   });
-  const handler: SessionMiddleware = middleware;
-  // memorystore's timer is not in its published types: stop it when the store has one.
-  handler.close = () => {
-    if ('stopInterval' in store && typeof store.stopInterval === 'function') store.stopInterval();
+  return { middleware, store, shared, close };
+}
+
+function createSharedStore(state: SessionStateSettings, idleMs: number, settingsFile: string, logger: Logger): SharedSessionStore {
+  const key = (name: string) => `AppSettings:SessionState:${name}`;
+  const need = (name: keyof SessionStateSettings & string) => {
+    const value = state[name];
+    if (typeof value !== 'string' || value.trim() === '') {
+      throw new SettingsError(`${settingsFile}: ${key(name)} is empty; CacheType "${state.CacheType}" needs it`);
+    }
+    return value;
   };
-  // The in-process store is not shared, and it expires entries on idle time: sign-outs are kept
-  // beside it instead (sign-in/revocations.ts). A store shared by processes sets `sharedStore`.
-  handler.sharedStore = undefined;
-  return handler;
+  try {
+    switch (state.CacheType) {
+      case 'MySql': {
+        const c = parseMySqlConnectionString(need('MySqlConnectionString'), key('MySqlConnectionString'));
+        return new SqlSessionStore('MySql', `${c.host}:${c.port}`, 'mysql2', mySqlKnexConnection(c), need('MySqlSchemaName'), need('MySqlTableName'), idleMs, logger);
+      }
+      case 'PostgreSql': {
+        const c = parsePostgreSqlConnectionString(need('PostgreSqlConnectionString'), key('PostgreSqlConnectionString'));
+        return new SqlSessionStore('PostgreSql', `${c.host}:${c.port}`, 'pg', postgreSqlKnexConnection(c), need('PostgreSqlSchemaName'), need('PostgreSqlTableName'), idleMs, logger);
+      }
+      case 'SqlServer': {
+        const c = parseSqlServerConnectionString(need('SqlServerConnectionString'), key('SqlServerConnectionString'));
+        return new SqlSessionStore('SqlServer', `${c.host}:${c.port}`, 'mssql', sqlServerKnexConnection(c), need('SqlServerSchemaName'), need('SqlServerTableName'), idleMs, logger);
+      }
+      case 'Redis': {
+        const c = parseRedisConnectionString(need('RedisConnectionString'), key('RedisConnectionString'));
+        return new RedisSessionStore(c, state.RedisKeyPrefix, idleMs, logger);
+      }
+      default:
+        throw new SettingsError(`${settingsFile}: ${key('CacheType')}: "${String(state.CacheType)}" is not a shared store`);
+    }
+  } catch (err) {
+    if (err instanceof ConnectionStringError) throw new SettingsError(`${settingsFile}: ${err.message}`);
+    throw err;
+  }
 }

@@ -74,6 +74,7 @@ describe('defaults when appsettings.json is {}', () => {
       EnableSecurityHeaders: true, EnablePublicCorsPolicy: true, ExposeSecretValues: false,
       WarnOnWildcardAllowClientIP: true, MaxContractSyncFileBytes: 10485760, XFrameOptions: 'SAMEORIGIN', SigningKey: '',
       MaxFailedAccessChecks: 10, FailedAccessCheckWindow: '00:01:00',
+      PreviousSigningKeys: [],
     });
     expect(app.SessionState).toMatchObject({
       IsSession: true, SessionCookieName: 'ack.Session', CacheType: 'Memory',
@@ -160,9 +161,9 @@ describe('settings that cannot be used stop start-up naming file, key and expect
   });
 
   it('an unknown enum value', () => {
-    const { lines, file } = failure({ AppSettings: { RunningEnvironment: 'X', SessionState: { CacheType: 'Redis' } } });
+    const { lines, file } = failure({ AppSettings: { RunningEnvironment: 'X', SessionState: { CacheType: 'Oracle' } } });
     expect(lines).toContain(`${file}:3:27: AppSettings:RunningEnvironment: expected one of D, S, P, T, L, got "X"`);
-    expect(lines).toContain(`${file}:5:20: AppSettings:SessionState:CacheType: expected one of Memory, MySql, SqlServer, got "Redis"`);
+    expect(lines).toContain(`${file}:5:20: AppSettings:SessionState:CacheType: expected one of Memory, MySql, SqlServer, Redis, PostgreSql, got "Oracle"`);
   });
 
   it('out of range, a non-integer, a bad time span, a nullable number, a Serilog level', () => {

@@ -44,12 +44,21 @@ export const SecuritySchema = z.looseObject({
   FailedAccessCheckWindow: timeSpan.default('00:01:00'),
   /** Key that signs sign-in and session cookies. Empty: a key file is created on first start. */
   SigningKey: str(''),
+  /** Keys that signed before the current one: they still verify (never sign) until `ValidUntil`. */
+  PreviousSigningKeys: z
+    .array(
+      z.object({
+        Key: z.string().min(16, 'a previous signing key has at least 16 characters'),
+        ValidUntil: z.string().regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/, 'an ISO 8601 date such as "2026-12-31T00:00:00Z"'),
+      }),
+    )
+    .default([]),
 });
 
 export const SessionStateSchema = z.looseObject({
   IsSession: bool(true),
   SessionCookieName: str('ack.Session'),
-  CacheType: z.enum(['Memory', 'MySql', 'SqlServer']).default('Memory'),
+  CacheType: z.enum(['Memory', 'MySql', 'SqlServer', 'Redis', 'PostgreSql']).default('Memory'),
   /** Idle minutes before a session expires (the original's fixed 20). */
   IdleTimeoutMinutes: z.number().int().positive().default(20),
   /** Most sessions the Memory store keeps; the least recently used go first. */
@@ -60,6 +69,16 @@ export const SessionStateSchema = z.looseObject({
   SqlServerConnectionString: str(''),
   SqlServerSchemaName: str('dbo'),
   SqlServerTableName: str('SessionData'),
+  /** ack's own: PostgreSQL store (Npgsql-form connection string) and Redis (StackExchange form). */
+  PostgreSqlConnectionString: str(''),
+  PostgreSqlSchemaName: str('public'),
+  PostgreSqlTableName: str('SessionData'),
+  RedisConnectionString: str(''),
+  RedisKeyPrefix: str('ack:session:'),
+  /** Seconds start-up waits for a shared store's database before it stops (exit 1). */
+  StoreStartupWaitSeconds: z.number().int().nonnegative().default(30),
+  /** Seconds between deletions of expired rows in a SQL store. */
+  CleanupIntervalSeconds: z.number().int().positive().default(300),
 });
 
 /** WebSocket endpoints of modules (docs/websocket.md). */

@@ -24,13 +24,14 @@ export function signAuthTicket(ticket: AuthTicket, key: Buffer): string {
   return `${VERSION}.${payload}.${mac}`;
 }
 
-export function verifyAuthTicket(value: string | undefined, key: Buffer, nowMs: number): AuthTicket | undefined {
+/** `keys`: the current key and any previous ones still valid (rotation, docs/sessions.md). */
+export function verifyAuthTicket(value: string | undefined, keys: Buffer | readonly Buffer[], nowMs: number): AuthTicket | undefined {
   if (typeof value !== 'string' || value.length > 8192) return undefined;
   const parts = value.split('.');
   if (parts.length !== 3 || parts[0] !== VERSION) return undefined;
-  const expected = crypto.createHmac('sha256', key).update(`${VERSION}.${parts[1]}`).digest();
   const given = Buffer.from(parts[2]!, 'base64url');
-  if (!safeEqual(given, expected)) return undefined;
+  const matches = (key: Buffer) => safeEqual(given, crypto.createHmac('sha256', key).update(`${VERSION}.${parts[1]}`).digest());
+  if (!(Buffer.isBuffer(keys) ? [keys] : keys).some(matches)) return undefined;
   let ticket: unknown;
   try {
     ticket = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));

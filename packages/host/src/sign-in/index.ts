@@ -12,7 +12,7 @@ import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } f
 
 export { computeSignExpiry } from './expiry.js';
 export { safeLocalReturnUrl } from './return-url.js';
-export { createRevocationList, REVOKED_KEY_PREFIX, type RevocationList } from './revocations.js';
+export { createRevocationList, REVOKED_KEY_PREFIX, type RevocationList, type RevocationOptions } from './revocations.js';
 export type { SignInAccount, UserAccount } from './user-account.js';
 
 /** Cookie names of the sign-in set (docs/dev-sign-in.md), `{P}` = `CookiePrefixName`. */
@@ -74,7 +74,8 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
   const cookiesOf = (req: Request): Record<string, string> => (req as { cookies?: Record<string, string> }).cookies ?? {};
 
   const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  const ticketOf = (req: Request) => verifyAuthTicket(cookiesOf(req)[names.authentication], authKey, Date.now());
+  // Verified with the current key and any previous ones still valid (rotation, docs/sessions.md).
+  const ticketOf = (req: Request) => verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now());
   return {
     cookieNames: names,
     async issue(req, res, input, via = 'sign-in') {

@@ -1,24 +1,43 @@
-import type { Store, SessionData } from 'express-session';
+import type { SharedSessionStore } from '../session/store-base.js';
 
 /**
- * Signed-out authentication cookies (docs/dev-sign-in.md "Sign-out"): a cookie is valid until its
- * expiry by its signature alone, so sign-out records its token id until that expiry and the
- * sign-in phase refuses it. Kept in this process (bounded: expired ids go first, then the oldest)
- * and, when the host shares a session store with other processes, in that store too under the
- * reserved id prefix `ack-revoked:` (never a session id: those are random base64url), so that a
- * cookie signed out on one process is refused by all.
+ * Signed-out authentication cookies (docs/dev-sign-in.md "Sign-out holds"): a cookie is valid until
+ * its expiry by its signature alone, so sign-out records its token id until that expiry and the
+ * sign-in phase refuses it. Kept in this process (bounded: expired ids go first, then the oldest);
+ * announced to the other workers of `ack serve --workers` (the invalidation bus), which keep it
+ * too; and, when the session store is shared by processes and hosts, written there under the
+ * reserved id prefix `ack-revoked:` (never a session id: those are random base64url) until the
+ * cookie's expiry, so that a cookie signed out on one host is refused by all.
  */
 export interface RevocationList {
   revoke(tokenId: string, expiresAtMs: number): Promise<void>;
+  /** A sign-out another worker recorded and announced: kept in this process. */
+  heard(tokenId: string, expiresAtMs: number): void;
   /** True when the token id was signed out and has not expired yet. */
   isRevoked(tokenId: string): Promise<boolean>;
 }
 
+export interface RevocationOptions {
+  /** The session store, when every process shares it. */
+  sharedStore?: SharedSessionStore;
+  /** Tells the other workers of this machine (the host publishes on its invalidation bus). */
+  announce?: (tokenId: string, expiresAtMs: number) => void;
+  /** Most token ids kept in this process. */
+  maxEntries?: number;
+}
+
 export const REVOKED_KEY_PREFIX = 'ack-revoked:';
 
-export function createRevocationList(sharedStore?: Store, maxEntries = 100_000): RevocationList {
+interface RevokedRecord {
+  revoked: true;
+  until: number;
+}
+
+export function createRevocationList(options: RevocationOptions = {}): RevocationList {
+  const { sharedStore, announce, maxEntries = 100_000 } = options;
   const local = new Map<string, number>();
   const remember = (tokenId: string, expiresAtMs: number) => {
+    if (expiresAtMs <= Date.now()) return;
     local.delete(tokenId);
     local.set(tokenId, expiresAtMs);
     if (local.size <= maxEntries) return;
@@ -34,12 +53,11 @@ export function createRevocationList(sharedStore?: Store, maxEntries = 100_000):
     async revoke(tokenId, expiresAtMs) {
       if (expiresAtMs <= Date.now()) return;
       remember(tokenId, expiresAtMs);
-      if (!sharedStore) return;
-      // Shaped as a session whose cookie expires with the token, so a store drops it then.
-      const ttl = expiresAtMs - Date.now();
-      const record: SessionData & { revoked: true } = { cookie: { expires: new Date(expiresAtMs), maxAge: ttl, originalMaxAge: ttl }, revoked: true };
-      await new Promise<void>((resolve, reject) => sharedStore.set(REVOKED_KEY_PREFIX + tokenId, record, (err) => (err ? reject(err) : resolve())));
+      announce?.(tokenId, expiresAtMs);
+      const record: RevokedRecord = { revoked: true, until: expiresAtMs };
+      await sharedStore?.setUntil(REVOKED_KEY_PREFIX + tokenId, record, expiresAtMs);
     },
+    heard: remember,
     async isRevoked(tokenId) {
       const exp = local.get(tokenId);
       if (exp !== undefined) {
@@ -47,12 +65,11 @@ export function createRevocationList(sharedStore?: Store, maxEntries = 100_000):
         local.delete(tokenId);
       }
       if (!sharedStore) return false;
-      const found = await new Promise<SessionData | null | undefined>((resolve, reject) =>
-        sharedStore.get(REVOKED_KEY_PREFIX + tokenId, (err, data) => (err ? reject(err) : resolve(data))));
-      if (!found || !('revoked' in found) || found.revoked !== true) return false;
-      // A store may give the expiry back as text (JSON).
-      const until = new Date(String(found.cookie?.expires ?? '')).getTime();
-      if (Number.isFinite(until)) remember(tokenId, until);
+      const found = await new Promise<unknown>((resolve, reject) =>
+        sharedStore.get(REVOKED_KEY_PREFIX + tokenId, (err, data) => (err ? reject(err as Error) : resolve(data))));
+      const record = found as Partial<RevokedRecord> | null | undefined;
+      if (record?.revoked !== true || typeof record.until !== 'number' || record.until <= Date.now()) return false;
+      remember(tokenId, record.until);
       return true;
     },
   };

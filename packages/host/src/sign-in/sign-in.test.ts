@@ -4,7 +4,9 @@ import { createTestHome, startTestHost, testAppSettings, moduleFiles, type TestH
 import { signAuthTicket } from './auth-cookie.js';
 import { computeSignExpiry } from './expiry.js';
 import { safeLocalReturnUrl } from './return-url.js';
-import session from 'express-session';
+import crypto from 'node:crypto';
+import knexFactory from 'knex';
+import { createClient } from 'redis';
 import { createRevocationList, REVOKED_KEY_PREFIX } from './revocations.js';
 
 // A module that signs in through the host's service, as a future sign-in module would.
@@ -116,25 +118,108 @@ describe('sign-in cookies (host)', () => {
 });
 
 describe('sign-out list', () => {
-  it('is shared through a session store: a sign-out recorded by one process is refused by another', async () => {
-    const store = new session.MemoryStore();
-    const one = createRevocationList(store);
-    const other = createRevocationList(store);
-    await one.revoke('tid-1', Date.now() + 60_000);
+  it('is announced to the other workers, which keep it as their own', async () => {
+    const announced: Array<[string, number]> = [];
+    const one = createRevocationList({ announce: (tokenId, expiresAt) => announced.push([tokenId, expiresAt]) });
+    const other = createRevocationList();
+    const until = Date.now() + 60_000;
+    await one.revoke('tid-1', until);
     await one.revoke('tid-gone', Date.now() - 1);
+    expect(announced).toEqual([['tid-1', until]]);
+    expect(await other.isRevoked('tid-1')).toBe(false);
+    for (const [tokenId, expiresAt] of announced) other.heard(tokenId, expiresAt);
     expect(await other.isRevoked('tid-1')).toBe(true);
-    expect(await other.isRevoked('tid-2')).toBe(false);
     expect(await other.isRevoked('tid-gone')).toBe(false);
-    // Stored under the reserved prefix, as a session that expires with the cookie.
-    const stored = await new Promise((r) => store.get(`${REVOKED_KEY_PREFIX}tid-1`, (_e, s) => r(s)));
-    expect(stored).toMatchObject({ revoked: true });
   });
 
   it('is bounded in memory without a store (oldest sign-outs go first)', async () => {
-    const list = createRevocationList(undefined, 3);
+    const list = createRevocationList({ maxEntries: 3 });
     for (const id of ['a', 'b', 'c', 'd']) await list.revoke(id, Date.now() + 60_000);
     expect(await list.isRevoked('a')).toBe(false);
     for (const id of ['b', 'c', 'd']) expect(await list.isRevoked(id)).toBe(true);
+  });
+});
+
+// Against the real Redis and PostgreSQL of the development machine and CI (docs/sessions.md), each
+// run under its own key prefix or schema.
+const run = crypto.randomBytes(4).toString('hex');
+interface StoreUnderTest {
+  name: string;
+  state: Record<string, unknown>;
+  /** When the store itself drops the record of `id`, in ms since the epoch. */
+  expiresAt(id: string): Promise<number>;
+  cleanUp(): Promise<void>;
+}
+const stores: Array<() => StoreUnderTest> = [
+  () => {
+    const prefix = `ack-test:${run}:signout:`;
+    const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
+    const ready = redis.connect();
+    return {
+      name: 'Redis',
+      state: { CacheType: 'Redis', RedisConnectionString: '127.0.0.1:6379', RedisKeyPrefix: prefix },
+      async expiresAt(id) {
+        await ready;
+        return Date.now() + (await redis.pTTL(prefix + id));
+      },
+      async cleanUp() {
+        await ready;
+        for (const k of await redis.keys(`${prefix}*`)) await redis.del(k);
+        redis.destroy();
+      },
+    };
+  },
+  () => {
+    const schema = `ack_signout_${run}`;
+    const pg = knexFactory({ client: 'pg', connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' } });
+    return {
+      name: 'PostgreSQL',
+      state: { CacheType: 'PostgreSql', PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;', PostgreSqlSchemaName: schema, PostgreSqlTableName: 'SessionData' },
+      async expiresAt(id) {
+        const row = (await pg.withSchema(schema).table('SessionData').where('sid', id).first()) as { expires: string | number };
+        return Number(row.expires);
+      },
+      async cleanUp() {
+        await pg.raw('drop schema if exists ?? cascade', [schema]);
+        await pg.destroy();
+      },
+    };
+  },
+];
+
+describe.each([{ store: 'Redis', make: stores[0]! }, { store: 'PostgreSQL', make: stores[1]! }])('sign-out through a shared session store ($store)', ({ make }) => {
+  it('a cookie signed out on one host is refused by another, for as long as the cookie lives (not the idle time-out)', async () => {
+    const store = make();
+    const settings = testAppSettings({
+      AppSettings: {
+        LoadModules: ['account'],
+        CookiePrefixName: 'app',
+        UserSignExpire: 120,
+        // The same key on both hosts, as behind a load balancer (docs/scale-out.md).
+        Security: { SigningKey: `sign-out-test-key-${run}` },
+        SessionState: { IdleTimeoutMinutes: 1, ...store.state },
+      },
+    });
+    const started: TestHost[] = [];
+    try {
+      for (let i = 0; i < 2; i++) started.push(await startTestHost(createTestHome(settings, moduleFiles(['account'])), { account: accountModule }));
+      const [a, b] = started as [TestHost, TestHost];
+      const cookies = cookiesOf(await fetch(`${a.url}/account/api/in?user=roamer`));
+      expect(await me(b.url, cookies)).toMatchObject({ UserID: 'roamer' });
+      await fetch(`${a.url}/account/api/out`, { headers: { cookie: cookies } });
+      expect(await me(a.url, cookies), store.name).toBeNull();
+      expect(await me(b.url, cookies), store.name).toBeNull();
+      // The store keeps the sign-out until the cookie's own expiry (two hours), not for the
+      // one-minute idle time-out of sessions.
+      const tid = decodeURIComponent(/app\.TokenID=([^;]+)/.exec(cookies)![1]!).split('|').pop()!;
+      expect(await store.expiresAt(`${REVOKED_KEY_PREFIX}${tid}`), store.name).toBeGreaterThan(Date.now() + 100 * 60_000);
+    } finally {
+      for (const t of started) {
+        await t.close();
+        t.home.remove();
+      }
+      await store.cleanUp();
+    }
   });
 });
 

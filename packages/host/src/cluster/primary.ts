@@ -1,0 +1,180 @@
+import cluster, { type Worker } from 'node:cluster';
+import fs from 'node:fs';
+import path from 'node:path';
+import { isInvalidateMessage } from './invalidation.js';
+
+/**
+ * The primary of `ack serve --workers N` (docs/scale-out.md). It serves nothing itself: it forks N
+ * workers that share one listening port (node:cluster), passes cache invalidations between them,
+ * restarts a crashed worker with back-off, and on `reload()` (SIGHUP, `ack reload`, a watched
+ * configuration change) replaces the workers one at a time: the new one listens before the old
+ * one is asked to stop, and the old one finishes its requests in flight, so none fails.
+ */
+export interface PrimaryOptions {
+  workers: number;
+  /** Written with the primary's pid while it runs; `ack reload` reads it. */
+  pidFile: string;
+  /** Grace a stopping worker has for its requests in flight (it is killed after it and 5 s more). */
+  graceMs: number;
+  /** One line for the operator (stderr). */
+  log(line: string): void;
+}
+
+/** Sent to a worker that must finish its requests in flight and exit. */
+export const STOP_MESSAGE = 'ack:stop';
+
+/**
+ * Sent by a worker once every listener it has is open (the plain port, the HTTPS port, each
+ * `Kestrel:Endpoints` entry): only then may the primary retire the worker it replaces.
+ */
+export const READY_MESSAGE = 'ack:ready';
+
+const MAX_BACKOFF_MS = 10_000;
+
+export class Primary {
+  private readonly workers = new Set<Worker>();
+  private readonly retiring = new Set<Worker>();
+  /** Workers that have listened: an exit before it is the fork's failure, handled by its caller. */
+  private readonly listened = new WeakSet<Worker>();
+  private stopping = false;
+  private reloading: Promise<void> | undefined;
+  private reloadAgain = false;
+  private crashes = 0;
+  private lastCrashAt = 0;
+  private everListened = false;
+  /** Settles when the primary ends: the exit code it should end with. */
+  readonly done: Promise<number>;
+  private finish!: (code: number) => void;
+
+  constructor(private readonly options: PrimaryOptions) {
+    this.done = new Promise((resolve) => (this.finish = resolve));
+  }
+
+  async start(): Promise<void> {
+    fs.mkdirSync(path.dirname(this.options.pidFile), { recursive: true });
+    fs.writeFileSync(this.options.pidFile, `${process.pid}\n`);
+    this.options.log(`primary ${process.pid}: starting ${this.options.workers} workers`);
+    await Promise.all(Array.from({ length: this.options.workers }, () => this.fork()));
+    this.everListened = true;
+  }
+
+  /** Counts of the workers serving now (for tests and the log). */
+  get workerPids(): number[] {
+    return [...this.workers].filter((w) => !this.retiring.has(w)).map((w) => w.process.pid!);
+  }
+
+  /** Rolling restart. A reload asked for while one runs runs once more after it. */
+  reload(reason: string): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return this.reloading;
+    }
+    this.reloading = (async () => {
+      do {
+        this.reloadAgain = false;
+        this.options.log(`primary ${process.pid}: rolling restart (${reason})`);
+        for (const old of [...this.workers]) {
+          if (this.stopping) return;
+          if (!this.workers.has(old) || this.retiring.has(old)) continue;
+          try {
+            await this.fork();
+          } catch (err) {
+            this.options.log(`primary ${process.pid}: rolling restart stopped, the old workers keep serving: ${(err as Error).message}`);
+            return;
+          }
+          await this.retire(old);
+        }
+        this.options.log(`primary ${process.pid}: rolling restart done; workers ${this.workerPids.join(', ')}`);
+      } while (this.reloadAgain && !this.stopping);
+    })().finally(() => (this.reloading = undefined));
+    return this.reloading;
+  }
+
+  /** Stops every worker (each finishes its requests in flight), removes the pid file. */
+  async stop(signal: string): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.options.log(`primary ${process.pid}: ${signal}: stopping the workers`);
+    await Promise.all([...this.workers].map((w) => this.retire(w)));
+    this.removePidFile();
+    this.finish(0);
+  }
+
+  private removePidFile(): void {
+    try {
+      if (fs.readFileSync(this.options.pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(this.options.pidFile);
+    } catch {
+      // Already gone.
+    }
+  }
+
+  /** Forks one worker; resolves once all its listeners are open, rejects if it exits first. */
+  private fork(): Promise<Worker> {
+    const worker = cluster.fork();
+    this.workers.add(worker);
+    let ready: () => void = () => {};
+    worker.on('message', (message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type === READY_MESSAGE) return ready();
+      if (!isInvalidateMessage(message)) return;
+      for (const other of this.workers) if (other !== worker && other.isConnected()) other.send(message);
+    });
+    const listening = new Promise<Worker>((resolve, reject) => {
+      ready = () => {
+        this.listened.add(worker);
+        this.options.log(`primary ${process.pid}: worker ${worker.process.pid} listening`);
+        resolve(worker);
+      };
+      worker.once('exit', (code, signal) => reject(new Error(`worker ${worker.process.pid} exited before listening (${signal ?? `code ${code}`})`)));
+    });
+    worker.on('exit', (code, signal) => this.onExit(worker, code, signal));
+    return listening;
+  }
+
+  private onExit(worker: Worker, code: number | null, signal: string | null): void {
+    this.workers.delete(worker);
+    if (this.retiring.delete(worker) || this.stopping) return;
+    if (!this.everListened) {
+      // A worker that cannot start (port taken, database down) would fail the same way again.
+      this.options.log(`primary ${process.pid}: worker ${worker.process.pid} failed to start (${signal ?? `code ${code}`}); stopping`);
+      this.stopping = true;
+      for (const w of this.workers) w.process.kill('SIGTERM');
+      this.removePidFile();
+      this.finish(code && code > 0 ? code : 1);
+      return;
+    }
+    if (!this.listened.has(worker)) return;
+    this.options.log(`primary ${process.pid}: worker ${worker.process.pid} died (${signal ?? `code ${code}`})`);
+    this.replace(worker.process.pid!);
+  }
+
+  /** Starts a worker in place of a dead one, after a back-off that grows while they keep dying. */
+  private replace(deadPid: number): void {
+    const now = Date.now();
+    this.crashes = now - this.lastCrashAt > 30_000 ? 0 : this.crashes + 1;
+    this.lastCrashAt = now;
+    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.crashes);
+    this.options.log(`primary ${process.pid}: starting a worker in place of ${deadPid} in ${delay} ms`);
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.fork().then(
+        (w) => this.options.log(`primary ${process.pid}: worker ${w.process.pid} replaces ${deadPid}`),
+        (err: unknown) => {
+          this.options.log(`primary ${process.pid}: ${(err as Error).message}`);
+          this.replace(deadPid);
+        },
+      );
+    }, delay);
+  }
+
+  /** Asks a worker to finish its requests and exit; kills it if it outstays its grace. */
+  private retire(worker: Worker): Promise<void> {
+    if (worker.isDead()) return Promise.resolve();
+    this.retiring.add(worker);
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    if (worker.isConnected()) worker.send({ type: STOP_MESSAGE });
+    else worker.process.kill('SIGTERM');
+    const timer = setTimeout(() => worker.process.kill('SIGKILL'), this.options.graceMs + 5_000);
+    return exited.finally(() => clearTimeout(timer));
+  }
+}

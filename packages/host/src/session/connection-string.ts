@@ -1,0 +1,269 @@
+/**
+ * Connection strings in the .NET form the original host's settings use (`Key=Value;Key=Value`),
+ * turned into the options of the Node drivers. Pure: no I/O. Every error names the setting and the
+ * keyword, never the password (see docs/sessions.md).
+ */
+
+export class ConnectionStringError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConnectionStringError';
+  }
+}
+
+/**
+ * Splits `Key=Value;...` into lower-cased keywords (inner spaces collapsed: `User  ID` = `user id`).
+ * Values may be quoted with `"` or `'` (a doubled quote inside stands for one) to hold `;` or `=`.
+ */
+export function parseKeyValues(text: string, setting: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && (text[i] === ';' || /\s/.test(text[i]!))) i++;
+    if (i >= text.length) break;
+    const eq = text.indexOf('=', i);
+    const semi = text.indexOf(';', i);
+    if (eq < 0 || (semi >= 0 && semi < eq)) {
+      // The part itself is not shown: a stray value may well be a password.
+      throw new ConnectionStringError(`${setting}: the part at position ${i + 1} is not of the form Keyword=Value`);
+    }
+    const key = text.slice(i, eq).trim().replace(/\s+/g, ' ').toLowerCase();
+    if (key === '') throw new ConnectionStringError(`${setting}: a value without a keyword at position ${i}`);
+    i = eq + 1;
+    while (i < text.length && text[i] === ' ') i++;
+    let value: string;
+    const quote = text[i];
+    if (quote === '"' || quote === "'") {
+      value = '';
+      i++;
+      for (;;) {
+        if (i >= text.length) throw new ConnectionStringError(`${setting}: the value of ${key} has no closing ${quote}`);
+        if (text[i] === quote) {
+          if (text[i + 1] === quote) {
+            value += quote;
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        value += text[i++];
+      }
+      while (i < text.length && text[i] !== ';') {
+        if (!/\s/.test(text[i]!)) throw new ConnectionStringError(`${setting}: unexpected text after the quoted value of ${key}`);
+        i++;
+      }
+    } else {
+      const end = text.indexOf(';', i);
+      value = text.slice(i, end < 0 ? undefined : end).trim();
+      i = end < 0 ? text.length : end;
+    }
+    out.set(key, value);
+  }
+  return out;
+}
+
+type Keywords = Map<string, string>;
+
+function pick(kv: Keywords, names: readonly string[]): string | undefined {
+  for (const n of names) {
+    const v = kv.get(n);
+    if (v !== undefined && v !== '') return v;
+  }
+  return undefined;
+}
+
+function checkKnown(kv: Keywords, known: readonly string[], setting: string): void {
+  for (const key of kv.keys()) {
+    if (!known.includes(key)) throw new ConnectionStringError(`${setting}: unknown keyword "${key}"`);
+  }
+}
+
+function port(value: string | undefined, fallback: number, setting: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new ConnectionStringError(`${setting}: Port "${value}" is not a port number (1-65535)`);
+  return n;
+}
+
+function bool(value: string | undefined, keyword: string, setting: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  const v = value.toLowerCase();
+  if (v === 'true' || v === 'yes' || v === '1') return true;
+  if (v === 'false' || v === 'no' || v === '0') return false;
+  throw new ConnectionStringError(`${setting}: ${keyword} "${value}" is not true or false`);
+}
+
+function seconds(value: string | undefined, keyword: string, setting: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new ConnectionStringError(`${setting}: ${keyword} "${value}" is not a number of seconds`);
+  return n;
+}
+
+function required(value: string | undefined, what: string, setting: string): string {
+  if (value === undefined) throw new ConnectionStringError(`${setting}: ${what} is missing`);
+  return value;
+}
+
+const HOST = ['server', 'host', 'data source', 'datasource', 'address', 'addr', 'network address'];
+const DATABASE = ['database', 'initial catalog'];
+const USER = ['uid', 'user id', 'userid', 'user', 'username', 'user name'];
+const PASSWORD = ['pwd', 'password'];
+const TIMEOUT = ['connect timeout', 'connection timeout', 'connecttimeout', 'timeout'];
+
+export interface SqlConnection {
+  host: string;
+  port: number;
+  database: string | undefined;
+  user: string | undefined;
+  password: string | undefined;
+  connectTimeoutSeconds: number | undefined;
+}
+
+/** The keywords MySQL, PostgreSQL and SQL Server connection strings have in common. */
+function sqlConnection(kv: Keywords, setting: string, defaultPort: number, hostWord: string, timeoutWord: string): SqlConnection {
+  return {
+    host: required(pick(kv, HOST), hostWord, setting),
+    port: port(pick(kv, ['port']), defaultPort, setting),
+    database: pick(kv, DATABASE),
+    user: pick(kv, USER),
+    password: pick(kv, PASSWORD),
+    connectTimeoutSeconds: seconds(pick(kv, TIMEOUT), timeoutWord, setting),
+  };
+}
+
+/** TLS to the database: MySqlConnector's and Npgsql's spellings of the same five modes. */
+export type SslMode = 'none' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
+
+const SSL_MODES: Record<string, SslMode> = {
+  none: 'none', disable: 'none', preferred: 'prefer', prefer: 'prefer', allow: 'prefer',
+  required: 'require', require: 'require', verifyca: 'verify-ca', verifyfull: 'verify-full',
+};
+
+function sslMode(kv: Keywords, setting: string): SslMode {
+  const text = pick(kv, ['sslmode', 'ssl mode']);
+  if (text === undefined) return 'none';
+  const mode = SSL_MODES[text.toLowerCase().replace(/[^a-z]/g, '')];
+  if (!mode) throw new ConnectionStringError(`${setting}: SSL Mode "${text}" is not one of None, Preferred, Required, VerifyCA, VerifyFull`);
+  return mode;
+}
+
+/** MySQL and MariaDB (MySqlConnector keywords): `Server=...;Port=3306;Database=...;Uid=...;Pwd=...;SslMode=...`. */
+export interface MySqlConnection extends SqlConnection {
+  ssl: SslMode;
+}
+
+export function parseMySqlConnectionString(text: string, setting = 'MySqlConnectionString'): MySqlConnection {
+  const kv = parseKeyValues(text, setting);
+  checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'sslmode', 'ssl mode', 'charset', 'character set', 'pooling', 'allow user variables', 'allowuservariables', 'default command timeout'], setting);
+  return { ...sqlConnection(kv, setting, 3306, 'Server', 'Connect Timeout'), ssl: sslMode(kv, setting) };
+}
+
+/** PostgreSQL (Npgsql keywords): `Host=...;Port=5432;Database=...;Username=...;Password=...;SSL Mode=...`. */
+export interface PostgreSqlConnection extends SqlConnection {
+  ssl: SslMode;
+}
+
+export function parsePostgreSqlConnectionString(text: string, setting = 'PostgreSqlConnectionString'): PostgreSqlConnection {
+  const kv = parseKeyValues(text, setting);
+  checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'sslmode', 'ssl mode', 'pooling', 'application name', 'search path'], setting);
+  return { ...sqlConnection(kv, setting, 5432, 'Host', 'Timeout'), ssl: sslMode(kv, setting) };
+}
+
+/**
+ * SQL Server (SqlClient keywords): `Data Source=host,1433` (or `tcp:host,port`, `host\instance`),
+ * `Initial Catalog`, `User ID`, `Password`, `Encrypt`, `TrustServerCertificate`. `Integrated
+ * Security=true` (Windows authentication) has no driver on Node: it is refused with a clear message.
+ */
+export interface SqlServerConnection extends SqlConnection {
+  instanceName: string | undefined;
+  encrypt: boolean | 'strict';
+  trustServerCertificate: boolean;
+  applicationName: string | undefined;
+}
+
+export function parseSqlServerConnectionString(text: string, setting = 'SqlServerConnectionString'): SqlServerConnection {
+  const kv = parseKeyValues(text, setting);
+  checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'integrated security', 'trusted_connection', 'trustservercertificate', 'trust server certificate', 'encrypt', 'application name', 'app', 'multipleactiveresultsets', 'multiple active result sets', 'persist security info', 'pooling', 'min pool size', 'max pool size'], setting);
+  const integrated = (pick(kv, ['integrated security', 'trusted_connection']) ?? 'false').toLowerCase();
+  if (integrated === 'true' || integrated === 'sspi' || integrated === 'yes') {
+    throw new ConnectionStringError(`${setting}: Integrated Security (Windows authentication) is not available on Node; use User ID and Password`);
+  }
+  if (integrated !== 'false' && integrated !== 'no') throw new ConnectionStringError(`${setting}: Integrated Security "${integrated}" is not true, false or SSPI`);
+  const common = sqlConnection(kv, setting, 1433, 'Data Source', 'Connect Timeout');
+  let source = common.host.replace(/^tcp:/i, '');
+  let portText = pick(kv, ['port']);
+  const comma = source.indexOf(',');
+  if (comma >= 0) {
+    portText = source.slice(comma + 1).trim();
+    source = source.slice(0, comma).trim();
+  }
+  let instanceName: string | undefined;
+  const slash = source.indexOf('\\');
+  if (slash >= 0) {
+    instanceName = source.slice(slash + 1);
+    source = source.slice(0, slash);
+  }
+  if (source === '.' || source.toLowerCase() === '(local)') source = 'localhost';
+  const encryptText = (pick(kv, ['encrypt']) ?? 'true').toLowerCase();
+  const encrypt = encryptText === 'strict' ? 'strict' : encryptText === 'mandatory' ? true : encryptText === 'optional' ? false : bool(encryptText, 'Encrypt', setting)!;
+  return {
+    ...common,
+    host: source,
+    port: port(portText, 1433, setting),
+    instanceName,
+    encrypt,
+    trustServerCertificate: bool(pick(kv, ['trustservercertificate', 'trust server certificate']), 'TrustServerCertificate', setting) ?? false,
+    applicationName: pick(kv, ['application name', 'app']),
+  };
+}
+
+/**
+ * Redis in the StackExchange.Redis form: `host:port[,host2:port],password=...,user=...,ssl=true,
+ * defaultDatabase=0,connectTimeout=5000`. The first endpoint is used.
+ */
+export interface RedisConnection {
+  host: string;
+  port: number;
+  user: string | undefined;
+  password: string | undefined;
+  database: number;
+  tls: boolean;
+  connectTimeoutMs: number | undefined;
+}
+
+export function parseRedisConnectionString(text: string, setting = 'RedisConnectionString'): RedisConnection {
+  const endpoints: string[] = [];
+  const options = new Map<string, string>();
+  for (const raw of text.split(',')) {
+    const part = raw.trim();
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    if (eq < 0) endpoints.push(part);
+    else options.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim());
+  }
+  const known = ['password', 'user', 'ssl', 'defaultdatabase', 'connecttimeout', 'abortconnect', 'allowadmin', 'name', 'synctimeout', 'asynctimeout', 'connectretry', 'keepalive', 'sslhost'];
+  for (const key of options.keys()) if (!known.includes(key)) throw new ConnectionStringError(`${setting}: unknown option "${key}"`);
+  const first = endpoints[0];
+  if (first === undefined) throw new ConnectionStringError(`${setting}: no host:port endpoint`);
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(.*))?$/.exec(first);
+  if (!m) throw new ConnectionStringError(`${setting}: "${first}" is not host:port`);
+  const db = options.get('defaultdatabase');
+  const database = db === undefined ? 0 : Number(db);
+  if (!Number.isInteger(database) || database < 0) throw new ConnectionStringError(`${setting}: defaultDatabase "${db}" is not a database number`);
+  const timeout = options.get('connecttimeout');
+  const connectTimeoutMs = timeout === undefined ? undefined : Number(timeout);
+  if (connectTimeoutMs !== undefined && !(Number.isFinite(connectTimeoutMs) && connectTimeoutMs >= 0)) {
+    throw new ConnectionStringError(`${setting}: connectTimeout "${timeout}" is not a number of milliseconds`);
+  }
+  return {
+    host: m[1]!.replace(/^\[|\]$/g, ''),
+    port: port(m[2], 6379, setting),
+    user: options.get('user') || undefined,
+    password: options.get('password') || undefined,
+    database,
+    tls: bool(options.get('ssl'), 'ssl', setting) ?? false,
+    connectTimeoutMs,
+  };
+}

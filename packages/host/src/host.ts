@@ -12,13 +12,17 @@ import type { Logger } from './logging/logger.js';
 import { createKeyring, type Keyring } from './keys/keyring.js';
 import { loadModules, type LoadedModule, type SkippedModule } from './modules/load-modules.js';
 import { createEdge } from './pipeline/edge/index.js';
+import { createFailureThrottle } from './pipeline/edge/failure-throttle.js';
+import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
+import { parseTimeSpanMs } from './settings/time-span.js';
 import { runHandlers } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionState, type SessionState } from './session/create-session.js';
-import { createSignInPhase, createSignInService } from './sign-in/index.js';
+import { createRevocationList, createSignInPhase, createSignInService } from './sign-in/index.js';
 import { createContractSyncRoutes } from './contract-sync/index.js';
 import { createInvalidationBus, describeInvalidation } from './cluster/invalidation.js';
 import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecycle/listeners.js';
+import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { adaptHttp2, createHttp2Express, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
 import { sendProblem } from './http/problem.js';
 import { UploadFlow } from './fs/upload-flow.js';
@@ -94,6 +98,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   }
 
   const hostSessions: HostSessions = { store: sessionState?.store, sharedStore: sessionState?.shared };
+  const accessChecks = createFailureThrottle(app.Security.MaxFailedAccessChecks, parseTimeSpanMs(app.Security.FailedAccessCheckWindow), logger.child('access'));
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
@@ -101,6 +106,13 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const uploadFlows: UploadFlow[] = [];
   // Cache invalidations and contract sync events reach every worker of `ack serve --workers` (docs/scale-out.md).
   const invalidation = createInvalidationBus();
+  // Sign-outs reach the other workers (the bus) and, when every process shares it, the session store
+  // (docs/dev-sign-in.md "Sign-out holds").
+  const revocations = createRevocationList({
+    sharedStore: sessionState?.shared,
+    announce: (tokenId, expiresAt) => invalidation.publish({ kind: 'sign-out', tokenId, expiresAt }),
+  });
+  const signInService = createSignInService(settings, keys, logger.child('sign-in'), revocations);
   const contractSyncListeners = new Set<(event: ContractSyncEvent) => void>();
   const deliverContractSync = (event: ContractSyncEvent) => {
     for (const listener of contractSyncListeners) {
@@ -130,6 +142,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       refreshContract(event.moduleId, event.change).catch((err: unknown) => logger.error(`module ${event.moduleId} failed to refresh its contracts`, err as Error));
     } else if (event.kind === 'contract-sync') {
       deliverContractSync(event.event);
+    } else if (event.kind === 'sign-out') {
+      revocations.heard(event.tokenId, event.expiresAt);
     }
   });
   const services: HostServices = {
@@ -137,7 +151,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => loaded.map((m) => m.id),
-    signIn: createSignInService(settings, keys, logger.child('sign-in')),
+    signIn: signInService,
+    accessChecks,
+    refuseCrossSite: createCrossSiteGuard(app.WithOrigins),
     bodies: createBodyReaders(settings.Kestrel.Limits.MaxRequestBodySize),
     createUploadFlow(flowOptions) {
       const flow = new UploadFlow({
@@ -200,16 +216,18 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   // need Express's methods on the HTTP/2 classes (pipeline/http2-adapter.ts, docs/protocols.md).
   // Both, and WebSocket upgrades, share the one session middleware and its store.
   const sessionMiddleware = sessionState?.middleware;
-  const signIn = createSignInPhase(settings, keys, logger.child('sign-in'));
+  const signIn = createSignInPhase(signInService);
   const mountRoutes = (expressApp: Express): Express => {
     expressApp.disable('x-powered-by');
     expressApp.set('etag', false);
+    // Express (and express-session's `secure: 'auto'`) trusts X-Forwarded-Proto from exactly the
+    // proxies the edge trusts, so a session cookie is Secure when the client came over HTTPS.
     expressApp.set('trust proxy', (address: string) => edge.trustsProxy(address));
     // `UseResponseComression` compresses what the routes answer; files are compressed once by the
     // module that serves them (docs/static-files.md), so the lean phases never pay for it.
     if (app.UseResponseComression) expressApp.use(compression());
     if (sessionMiddleware) expressApp.use(sessionMiddleware);
-    if (signIn) expressApp.use(signIn);
+    expressApp.use(signIn);
     for (const route of routes) expressApp.use(route.mount, route.handler);
     expressApp.use((req, res) => sendNotFound(req, res));
     expressApp.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
@@ -259,7 +277,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
         }
         onRequest(req, res, http2App);
       },
-    }, logger, upgrades);
+    }, logger, createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger), upgrades);
   } catch (err) {
     return abandon(err);
   }
@@ -305,6 +323,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
             logger.error(`module ${m.id} failed to close`, err as Error);
           }
         }
+        accessChecks.close();
         invalidation.close();
         await sessionState?.close().catch((err: unknown) => logger.error('session store failed to close', err as Error));
         await logging.close();

@@ -226,6 +226,34 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     for (const { socket } of sockets) socket.close();
   });
 
+  it('refuses a signed-out authentication cookie on every worker, without a shared store (the bus carries it)', async () => {
+    const h = home({ RunningEnvironment: 'D', IsEnabledDevAutoSignIn: true, LoadModules: ['wwwroot', 'whoami'], SessionState: { IsSession: false } });
+    h.write('modules/wwwroot/module.json', { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], DevAutoSignIn: { UserID: 'leaver' } } });
+    h.write('modules/whoami/module.json', { ModuleID: 'whoami', EntryPoint: './index.mjs' });
+    h.write('modules/whoami/index.mjs', `export default (ctx) => {
+  const router = ctx.host.createRouter();
+  router.get('/', (req, res) => res.json({ pid: process.pid, user: req.ackUser?.UserID ?? null }));
+  return { routes: [{ mount: '/whoami/api', handler: router }] };
+};`);
+    const served = await serveWorkers(h);
+    const signIn = await fetch(`${served.url}/wwwroot/api/dev-account/sign-in`, { redirect: 'manual' });
+    expect(signIn.status).toBe(302);
+    const cookie = signIn.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    // A new connection each time: the primary hands connections to the workers in turn.
+    const whoami = async () => (await (await fetch(`${served.url}/whoami/api`, { headers: { cookie, connection: 'close' } })).json()) as { pid: number; user: string | null };
+    const before = await Promise.all(Array.from({ length: 4 }, whoami));
+    expect(new Set(before.map((w) => w.pid)).size).toBe(2);
+    expect(before.map((w) => w.user)).toEqual(Array(4).fill('leaver'));
+    const out = await fetch(`${served.url}/wwwroot/api/dev-account/sign-out`, { method: 'POST', headers: { cookie, accept: 'application/json', connection: 'close' } });
+    expect(out.status).toBe(204);
+    // The same cookie, replayed to both workers: nobody, on each.
+    await vi.waitFor(async () => {
+      const after = await Promise.all(Array.from({ length: 4 }, whoami));
+      expect(new Set(after.map((w) => w.pid)).size).toBe(2);
+      expect(after.map((w) => w.user)).toEqual(Array(4).fill(null));
+    }, { timeout: 10_000, interval: 100 });
+  });
+
   it('stops with exit 1 and the store named (never its password) when the session database is not there', async () => {
     const h = hosts.home({
       AppSettings: {

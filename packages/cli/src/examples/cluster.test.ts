@@ -67,7 +67,7 @@ interface WhoAmI {
 }
 
 describe('examples/cluster: two hosts behind nginx', () => {
-  it('shares sign-in and session across hosts, refuses a tampered cookie on both, and serves a sync upload new from both', async () => {
+  it('shares sign-in and session across hosts, refuses a tampered or signed-out cookie on both, and serves a sync upload new from both', async () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-cluster-'));
     cleanups.push(() => fs.rmSync(work, { recursive: true, force: true }));
     fs.cpSync(path.join(EXAMPLE, 'home'), path.join(work, 'home'), { recursive: true });
@@ -132,6 +132,18 @@ describe('examples/cluster: two hosts behind nginx', () => {
     }
     expect(new Set(refused.map((s) => s.url)).size).toBe(2);
     expect(refused.map((s) => [s.user, s.visits])).toEqual(Array(4).fill([null, 1]));
+
+    // Sign-out through one host: the authentication cookie, replayed, signs nobody in on either host
+    // (the sign-out is recorded in the shared session store).
+    const signOut = await fetch(`${base}/wwwroot/api/dev-account/sign-out`, { method: 'POST', headers: { Cookie: header(), Accept: 'application/json' } });
+    expect(signOut.status).toBe(204);
+    const replayed: WhoAmI[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${base}/whoami/api`, { headers: { Cookie: `ack.AuthenticationScheme=${auth}` } });
+      replayed.push((await res.json()) as WhoAmI);
+    }
+    expect(new Set(replayed.map((s) => s.url)).size).toBe(2);
+    expect(replayed.map((s) => s.user)).toEqual(Array(4).fill(null));
 
     // A sync upload through nginx reaches the one home: both hosts serve the new file next.
     for (let i = 0; i < 2; i++) expect(await (await fetch(`${base}/view/page.html`)).text()).toContain('version 1');

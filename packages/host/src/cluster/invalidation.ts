@@ -8,17 +8,20 @@ import type { ContractChange, ContractSyncEvent } from '../modules/contract.js';
  * which passes it to the other workers, so a file uploaded through one worker is dropped from the
  * caches of all. `file`: a file a module serves changed (wwwroot's caches, live reload);
  * `contract`: a module's `refreshContract` hook ran; `contract-sync`: `POST /contractsync` wrote
- * files (the host's `onContractSync` listeners).
+ * files (the host's `onContractSync` listeners); `sign-out`: an authentication cookie was signed
+ * out and is refused until its expiry (sign-in/revocations.ts).
  */
 export type Invalidation =
   | { kind: 'file'; path: string }
   | { kind: 'contract'; moduleId: string; change: ContractChange }
-  | { kind: 'contract-sync'; event: ContractSyncEvent };
+  | { kind: 'contract-sync'; event: ContractSyncEvent }
+  | { kind: 'sign-out'; tokenId: string; expiresAt: number };
 
 /** One line for the debug log. */
 export function describeInvalidation(event: Invalidation): string {
   if (event.kind === 'file') return `file ${event.path}`;
   if (event.kind === 'contract') return `contract ${event.moduleId} ${event.change.filePath}`;
+  if (event.kind === 'sign-out') return 'sign-out';
   return `contract-sync ${event.event.moduleID} ${event.event.files.join(', ')}`;
 }
 

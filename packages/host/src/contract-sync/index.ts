@@ -71,17 +71,24 @@ export function createContractSyncRoutes(
     logger.warn('UseContractSync is on but AppSettings:HostAccessID is empty or the shipped placeholder: every contract sync request will be refused');
   }
 
-  router.post('/', (req, res, next) => {
+  // A wrong hostAccessID counts against the client address (docs/pipeline.md "Failed token checks").
+  const checkAccess = services.accessChecks.guard((req) => {
     const verdict = checkHostAccessID(app.HostAccessID, req.headers.hostaccessid);
-    if (verdict !== 'ok') {
-      const detail = {
-        missing: 'The hostAccessID header is required.',
-        invalid: 'The hostAccessID header is not valid.',
-        not_configured: 'Contract sync has no AppSettings:HostAccessID of its own configured (empty or the shipped placeholder); every request is refused.',
-      }[verdict];
-      logger.warn(`contract sync refused (${verdict}) from ${req.ack.clientIp}`);
-      return sendProblem(res, { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } }, req.method);
-    }
+    if (verdict === 'ok') return undefined;
+    const detail = {
+      missing: 'The hostAccessID header is required.',
+      invalid: 'The hostAccessID header is not valid.',
+      not_configured: 'Contract sync has no AppSettings:HostAccessID of its own configured (empty or the shipped placeholder); every request is refused.',
+    }[verdict];
+    if (verdict !== 'invalid') logger.warn(`contract sync refused (${verdict}) from ${req.ack.clientIp}`);
+    return {
+      counts: verdict === 'invalid',
+      what: 'contract sync invalid hostAccessID',
+      problem: { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } },
+    };
+  });
+
+  router.post('/', checkAccess, (req, res, next) => {
     void flow.handle(req, res, next, {
       targetFields: ['moduleid', 'contracttype', 'destfilepath', 'changetype'],
       async resolve(fields) {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProblemError } from '../http/problem.js';
@@ -64,7 +65,11 @@ export class UploadFlow {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly stop = new AbortController();
 
-  constructor(private readonly options: UploadFlowOptions) {}
+  constructor(private readonly options: UploadFlowOptions) {
+    // One abort listener per upload in flight, removed when it ends: many at once are normal (a
+    // client may hold up to MaxConnectionsPerClient), not a leak to warn about.
+    setMaxListeners(0, this.stop.signal);
+  }
 
   /**
    * At start: removes temporary files a process that died mid-upload left under `roots` and in the

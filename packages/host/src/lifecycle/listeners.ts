@@ -13,6 +13,7 @@ import { AckHttp2Response, HTTP2_SERVER_CLASSES, MAX_HEADER_BYTES } from '../pip
 import { planDevCertEndpoint, planKestrelEndpoints, type EndpointPlan, type Protocols } from './endpoints.js';
 import { loadCertificate, watchCertificate, type LoadedCertificate } from './certificates.js';
 import { createDevCertificate, devCertificateFiles, hasDevCertificate } from './dev-cert.js';
+import type { ConnectionGuard } from './connection-guard.js';
 
 /** The host's two entries into its one pipeline: HTTP/1.1 objects, and HTTP/2 compatibility objects. */
 export interface RequestHandlers {
@@ -61,28 +62,35 @@ export class Listeners {
   tlsUrl = '';
   readonly endpoints: ListeningEndpoint[] = [];
   private readonly http1Options: http.ServerOptions;
+  /** A TLS handshake is part of getting the headers in: bounded like them (Node's default is 120 s). */
+  private readonly handshakeTimeout: number;
+  private readonly handlers: RequestHandlers;
   private readonly opened: Opened[] = [];
   private readonly unwatch: (() => void)[] = [];
 
   constructor(
     private readonly settings: HostSettings,
     private readonly paths: HostPaths,
-    private readonly handlers: RequestHandlers,
+    handlers: RequestHandlers,
     private readonly logger: Logger,
+    /** Slow and greedy clients, on every listener (lifecycle/connection-guard.ts). */
+    private readonly guard: ConnectionGuard,
     private readonly upgrades?: Pick<Upgrades, 'attachUpgrades'>,
   ) {
     const limits = settings.Kestrel.Limits;
+    this.handlers = { http1: guard.http1(handlers.http1), http2: guard.http2(handlers.http2) };
     const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
     this.http1Options = {
       keepAliveTimeout: parseTimeSpanMs(limits.KeepAliveTimeout),
       headersTimeout,
       // How often Node looks for connections past their time-outs (default 30 s, too coarse).
       connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(headersTimeout / 2))),
-      // Bounds a request whose body trickles in; large uploads on slow links still get 10 minutes.
+      // A last bound on any one request; a body that trickles is cut sooner by MinRequestBodyDataRate.
       requestTimeout: 600_000,
       maxHeaderSize: MAX_HEADER_BYTES,
     };
-    this.server = this.limit(http.createServer(this.http1Options, (req, res) => handlers.http1(req, res)));
+    this.handshakeTimeout = headersTimeout;
+    this.server = this.limit(http.createServer(this.http1Options, this.handlers.http1), 'http1');
     this.upgrades?.attachUpgrades(this.server);
     // Endpoint settings are checked at start-up, before anything listens.
     planKestrelEndpoints(settings);
@@ -110,6 +118,7 @@ export class Listeners {
   /** Stops accepting; idle connections close now, busy ones when their requests end; the rest are cut after `graceMs`. */
   async close(graceMs: number): Promise<void> {
     for (const stop of this.unwatch.splice(0)) stop();
+    this.guard.close();
     await Promise.all(this.opened.splice(0).filter((o) => o.server.listening).map((o) => o.close(graceMs)));
   }
 
@@ -152,17 +161,17 @@ export class Listeners {
     if (plan.protocols === 'Http1') {
       const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => this.handlers.http1(req, res);
       if (plan.scheme === 'http') {
-        const server = this.limit(http.createServer(this.http1Options, onRequest));
+        const server = this.limit(http.createServer(this.http1Options, onRequest), 'http1');
         return { server, close: (graceMs) => closeHttp1(server, graceMs), drain: () => drainHttp1(server) };
       }
-      const server = this.limit(https.createServer({ ...this.http1Options, ...tlsOptions }, onRequest));
+      const server = this.limit(https.createServer({ ...this.http1Options, handshakeTimeout: this.handshakeTimeout, ...tlsOptions }, onRequest), 'close');
       return { server, close: (graceMs) => closeHttp1(server, graceMs), drain: () => drainHttp1(server), renew: (next) => server.setSecureContext(next) };
     }
     const http2Options: http2.ServerOptions = {
       ...HTTP2_SERVER_CLASSES,
       settings: { maxConcurrentStreams: this.settings.Kestrel.Limits.Http2.MaxStreamsPerConnection },
     };
-    const tracker = new ConnectionTracker(parseTimeSpanMs(this.settings.Kestrel.Limits.KeepAliveTimeout));
+    const tracker = new ConnectionTracker();
     const dispatch = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
       if (req instanceof http2.Http2ServerRequest) {
         if (res instanceof AckHttp2Response) this.handlers.http2(req, res);
@@ -171,8 +180,11 @@ export class Listeners {
         this.handlers.http1(req, res);
       }
     };
-    const secure = plan.scheme === 'https' ? http2.createSecureServer({ ...http2Options, ...tlsOptions, allowHTTP1: plan.protocols === 'Http1AndHttp2' }, dispatch) : undefined;
-    const server = this.limit(secure ?? http2.createServer(http2Options, dispatch));
+    const secure = plan.scheme === 'https'
+      ? http2.createSecureServer({ ...http2Options, handshakeTimeout: this.handshakeTimeout, ...tlsOptions, allowHTTP1: plan.protocols === 'Http1AndHttp2' }, dispatch)
+      : undefined;
+    const server = this.limit(secure ?? http2.createServer(http2Options, dispatch), 'close');
+    this.guard.attachHttp2(server);
     // HTTP/1.1 on the same TLS port runs Node's HTTP/1 server code, which reads these from the server.
     Object.assign(server, {
       keepAliveTimeout: this.http1Options.keepAliveTimeout,
@@ -185,9 +197,10 @@ export class Listeners {
     return { server, close: (graceMs) => tracker.close(server, graceMs), drain: () => tracker.drain(), renew: secure && ((next) => secure.setSecureContext(next)) };
   }
 
-  private limit<S extends NetServer>(server: S): S {
+  private limit<S extends NetServer>(server: S, refusal: 'http1' | 'close'): S {
     const max = this.settings.Kestrel.Limits.MaxConcurrentConnections;
     if (max !== null) server.maxConnections = max;
+    this.guard.attach(server, refusal);
     return server;
   }
 }
@@ -220,12 +233,13 @@ export function ensureDevCertificate(settings: HostSettings, paths: HostPaths, p
 
 /**
  * HTTP/2 sessions and HTTP/1.1 connections of an HTTP/2 server (Node's `closeIdleConnections` is
- * only on `http.Server`): idle sessions close after the keep-alive time-out; at shut-down each
- * session gets GOAWAY and ends when its streams do, idle HTTP/1.1 connections end now and busy ones
- * after their response. While draining (a rolling restart), sessions get GOAWAY while the server
- * still listens, and HTTP/1.1 responses close their connection. A stream that crossed the GOAWAY
- * on the wire is refused (REFUSED_STREAM: never processed, safe to retry, which browsers do); Node
- * offers no GOAWAY that announces without refusing (RFC 9113 section 6.8), see docs/scale-out.md.
+ * only on `http.Server`): at shut-down each session gets GOAWAY and ends when its streams do, idle
+ * HTTP/1.1 connections end now and busy ones after their response. (Idle sessions close after the
+ * keep-alive time-out: lifecycle/connection-guard.ts.) While draining (a rolling restart),
+ * sessions get GOAWAY while the server still listens, and HTTP/1.1 responses close their
+ * connection. A stream that crossed the GOAWAY on the wire is refused (REFUSED_STREAM: never
+ * processed, safe to retry, which browsers do); Node offers no GOAWAY that announces without
+ * refusing (RFC 9113 section 6.8), see docs/scale-out.md.
  */
 class ConnectionTracker {
   private readonly sessions = new Set<http2.ServerHttp2Session>();
@@ -233,13 +247,10 @@ class ConnectionTracker {
   private closing = false;
   private draining = false;
 
-  constructor(private readonly idleMs: number) {}
-
   attach(server: http2.Http2Server | http2.Http2SecureServer): void {
     server.on('session', (session: http2.ServerHttp2Session) => {
       this.sessions.add(session);
       session.once('close', () => this.sessions.delete(session));
-      session.setTimeout(this.idleMs, () => session.close());
       if (this.closing) session.close();
       // A client that connects while this server drains is told to go once its first request is
       // in: a GOAWAY before that request left would strand it on the client.

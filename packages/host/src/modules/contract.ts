@@ -10,6 +10,7 @@ import type { SignInService } from '../sign-in/index.js';
 import type { UserAccount } from '../sign-in/user-account.js';
 import type { UploadFlow, UploadFlowOptions } from '../fs/upload-flow.js';
 import type { BodyReaders } from '../http/read-body.js';
+import type { FailureThrottle } from '../pipeline/edge/failure-throttle.js';
 import type { InvalidationBus } from '../cluster/invalidation.js';
 import type { SharedSessionStore } from '../session/store-base.js';
 import type { RequestPath } from '../pipeline/edge/request-path.js';
@@ -181,13 +182,24 @@ export interface HostServices {
   sessions: HostSessions;
   /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
   signIn: SignInService;
+  /** JSON and form body readers that count every byte against `Kestrel:Limits:MaxRequestBodySize`. */
+  bodies: BodyReaders;
   /**
    * The upload flow (docs/sync.md) for a route that takes files: the host fills in the body limit
    * and the staging folder, and aborts its uploads in flight when it stops.
    */
-  /** JSON and form body readers that count every byte against `Kestrel:Limits:MaxRequestBodySize`. */
-  bodies: BodyReaders;
   createUploadFlow(options: Pick<UploadFlowOptions, 'codePrefix' | 'maxFileBytes' | 'notAFileDetail'>): UploadFlow;
+  /**
+   * Failed secret checks (tokens, access keys) per client address, shared by every module and the
+   * host: put `accessChecks.guard(check)` in front of a route that takes a secret
+   * (docs/pipeline.md "Failed token checks").
+   */
+  accessChecks: FailureThrottle;
+  /**
+   * 403 for a state-changing request a browser sent from another site; put it on every route that
+   * a cookie authorises (docs/pipeline.md "Cross-site requests").
+   */
+  refuseCrossSite: RequestHandler;
 }
 
 /**

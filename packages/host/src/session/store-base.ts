@@ -90,6 +90,14 @@ export abstract class SharedSessionStore extends session.Store {
     this.guard(() => this.write(sid, JSON.stringify(data), Date.now() + this.idleMs)).then(() => callback?.(), (err: unknown) => callback?.(err));
   }
 
+  /**
+   * A record kept until `expiresAt`, not for the idle time-out: the host's list of signed-out
+   * cookies (sign-in/revocations.ts), under ids no session can have.
+   */
+  async setUntil(sid: string, data: object, expiresAt: number): Promise<void> {
+    await this.guard(() => this.write(sid, JSON.stringify(data), expiresAt));
+  }
+
   override touch(sid: string, _data: session.SessionData, callback?: (err?: unknown) => void): void {
     this.guard(() => this.extend(sid, Date.now() + this.idleMs)).then(() => callback?.(), (err: unknown) => callback?.(err));
   }

@@ -73,6 +73,7 @@ describe('defaults when appsettings.json is {}', () => {
     expect(app.Security).toEqual({
       EnableSecurityHeaders: true, EnablePublicCorsPolicy: true, ExposeSecretValues: false,
       WarnOnWildcardAllowClientIP: true, MaxContractSyncFileBytes: 10485760, XFrameOptions: 'SAMEORIGIN', SigningKey: '',
+      MaxFailedAccessChecks: 10, FailedAccessCheckWindow: '00:01:00',
       PreviousSigningKeys: [],
     });
     expect(app.SessionState).toMatchObject({
@@ -93,8 +94,10 @@ describe('defaults when appsettings.json is {}', () => {
         MaxConcurrentConnections: null, MaxConcurrentUpgradedConnections: null, MaxRequestBodySize: 104857600,
         KeepAliveTimeout: '00:02:00', RequestHeadersTimeout: '00:00:30',
         Http2: { MaxStreamsPerConnection: 100 },
+        MinRequestBodyDataRate: { BytesPerSecond: 240, GracePeriod: '00:00:05' }, MaxConnectionsPerClient: 256,
       },
     });
+    expect(settings.AllowedHosts).toBe('*');
   });
 
   it('tolerates a BOM, comments and trailing commas, as .NET does, and keeps unknown keys', () => {

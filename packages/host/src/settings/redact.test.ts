@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSecretKey, redactSecretsInText, redactSettings, redactValue } from './redact.js';
+import { isSecretKey, redactSecretsInText, redactSettings, redactText, redactValue } from './redact.js';
 import { HostSettingsSchema } from './schema.js';
 
 const withSecrets = (exposed: boolean) =>
@@ -67,5 +67,13 @@ describe('secret keys and texts', () => {
 
   it('redactValue works on any configuration object (e.g. a module.json)', () => {
     expect(redactValue({ ModuleConfig: { FileSyncTokens: ['t'], AuthorizationKey: 'k', Name: 'n' } })).toEqual({ ModuleConfig: { FileSyncTokens: ['***'], AuthorizationKey: '***', Name: 'n' } });
+  });
+
+  it('redactText hides configured values by name (a URL whole, its host, its password) and passwords in content', () => {
+    const url = 'http://svc:pa%24s@api.example:8421/transact/execute';
+    const text = `POST http://svc:pa%24s@api.example:8421/transact/execute failed: connect ECONNREFUSED api.example:8421; pa$s; Server=x;Password=db-pw;`;
+    const out = redactText(text, { BusinessServerUrl: url });
+    expect(out).toBe('POST [BusinessServerUrl] failed: connect ECONNREFUSED [BusinessServerUrl]; ***; Server=x;Password=***;');
+    expect(redactText('nothing here', { BusinessServerUrl: '' })).toBe('nothing here');
   });
 });

@@ -38,6 +38,35 @@ export function redactSecretsInText(text: string): string {
     .replace(URL_CREDENTIALS, (_m, head: string, _pw: string, at: string) => `${head}${REDACTED}${at}`);
 }
 
+/**
+ * The one redaction for a text that reaches a log line or an answer: passwords in content (above),
+ * and each configured value named in `configured` (a URL, a key) replaced by its setting's name in
+ * brackets, so that neither the value, its host, nor its credentials are echoed. For a URL its
+ * credentials become `***` wherever they appear alone.
+ */
+export function redactText(text: string, configured: Readonly<Record<string, string>> = {}): string {
+  let out = text;
+  for (const [name, value] of Object.entries(configured)) {
+    if (value.trim() === '') continue;
+    const forms = new Set([value]);
+    let secrets: string[] = [];
+    try {
+      const url = new URL(value);
+      secrets = [url.password, decodeURIComponent(url.password)].filter((s) => s.length >= 3);
+      const bare = new URL(value);
+      bare.username = '';
+      bare.password = '';
+      forms.add(url.href).add(bare.href).add(bare.href.replace(/\/$/, '')).add(`${bare.protocol}//${bare.host}`).add(bare.host);
+    } catch {
+      // Not a URL: the value itself is all there is to hide.
+    }
+    // Longest first, so that a URL is replaced whole before its host alone.
+    for (const form of [...forms].filter((f) => f.length >= 3).sort((a, b) => b.length - a.length)) out = out.split(form).join(`[${name}]`);
+    for (const secret of secrets) out = out.split(secret).join(REDACTED);
+  }
+  return redactSecretsInText(out);
+}
+
 function redactAll(value: unknown): unknown {
   if (typeof value === 'string') return value === '' ? '' : REDACTED;
   if (Array.isArray(value)) return value.map(redactAll);

@@ -36,6 +36,12 @@ export const SecuritySchema = z.looseObject({
   WarnOnWildcardAllowClientIP: bool(true),
   MaxContractSyncFileBytes: z.number().int().positive().default(10_485_760),
   XFrameOptions: z.enum(['SAMEORIGIN', 'DENY', 'ALLOW']).default('SAMEORIGIN'),
+  /**
+   * Failed sync-token or hostAccessID checks one client address may make per window before it gets
+   * 429 until the window ends. 0: no limit.
+   */
+  MaxFailedAccessChecks: z.number().int().nonnegative().default(10),
+  FailedAccessCheckWindow: timeSpan.default('00:01:00'),
   /** Key that signs sign-in and session cookies. Empty: a key file is created on first start. */
   SigningKey: str(''),
   /** Keys that signed before the current one: they still verify (never sign) until `ValidUntil`. */
@@ -151,6 +157,12 @@ export const AppSettingsSchema = z.looseObject({
   WebSocket: WebSocketSchema.prefault({}),
 });
 
+/**
+ * ASP.NET's `AllowedHosts`: `;`-separated host names a request's Host may carry, `*` for any and
+ * `*.example.com` for sub-domains. Top level, as in the original's appsettings.json.
+ */
+export const AllowedHostsSchema = z.string().default('*');
+
 export const LogLevel = z.enum(['Verbose', 'Debug', 'Information', 'Warning', 'Error', 'Fatal']);
 
 /** Serilog's rolling intervals; the file name gets the period (`app20260102.log` for Day). */
@@ -249,6 +261,19 @@ export const KestrelSchema = z.looseObject({
           MaxStreamsPerConnection: z.number().int().positive().default(100),
         })
         .prefault({}),
+      /**
+       * Slowest request body accepted once `GracePeriod` has passed (Kestrel's defaults). A body
+       * below it is cut: 408 when nothing was answered yet, else the connection closes. null: off.
+       */
+      MinRequestBodyDataRate: z
+        .looseObject({
+          BytesPerSecond: z.number().nonnegative().default(240),
+          GracePeriod: timeSpan.default('00:00:05'),
+        })
+        .nullable()
+        .default({ BytesPerSecond: 240, GracePeriod: '00:00:05' }),
+      /** Most open connections one client address may hold (trusted proxies are not counted). null: no limit. */
+      MaxConnectionsPerClient: z.number().int().positive().nullable().default(256),
     })
     .prefault({}),
 });
@@ -257,6 +282,7 @@ export const HostSettingsSchema = z.looseObject({
   AppSettings: AppSettingsSchema.prefault({}),
   Serilog: SerilogSchema.prefault({}),
   Kestrel: KestrelSchema.prefault({}),
+  AllowedHosts: AllowedHostsSchema,
 });
 
 export type HostSettings = z.output<typeof HostSettingsSchema>;

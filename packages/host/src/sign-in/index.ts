@@ -6,11 +6,13 @@ import type { Keyring } from '../keys/keyring.js';
 import type { Logger } from '../logging/logger.js';
 import { ProblemError } from '../http/problem.js';
 import { signAuthTicket, verifyAuthTicket } from './auth-cookie.js';
+import { createRevocationList, type RevocationList } from './revocations.js';
 import { computeSignExpiry } from './expiry.js';
 import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } from './user-account.js';
 
 export { computeSignExpiry } from './expiry.js';
 export { safeLocalReturnUrl } from './return-url.js';
+export { createRevocationList, REVOKED_KEY_PREFIX, type RevocationList, type RevocationOptions } from './revocations.js';
 export type { SignInAccount, UserAccount } from './user-account.js';
 
 /** Cookie names of the sign-in set (docs/dev-sign-in.md), `{P}` = `CookiePrefixName`. */
@@ -31,21 +33,30 @@ export interface SignInCookieNames {
 export interface SignInService {
   readonly cookieNames: SignInCookieNames;
   /**
-   * Signs `account` in: writes the cookie set on `res` and logs the user ID and client address
-   * (never a cookie value). `via` names the caller in the log (e.g. `dev-sign-in GET`).
-   * Throws a 400 `ProblemError` when the account is too large for a cookie.
+   * Signs `account` in: with sessions on, gives the request a new session (a session id planted
+   * before sign-in is not the one after it) holding the member under `{P}.Member`; writes the
+   * cookie set on `res` and logs the user ID and client address (never a cookie value). `via`
+   * names the caller in the log (e.g. `dev-sign-in GET`). Rejects with a 400 `ProblemError`
+   * when the account is too large for a cookie (nothing written then).
    */
-  issue(req: Request, res: Response, account: SignInAccount, via?: string): UserAccount;
-  /** Clears the cookie set (by exact name: unrelated cookies sharing the prefix are left alone). */
-  clear(req: Request, res: Response): void;
-  /** The user the request's authentication cookie proves, if it is valid and not expired. */
-  read(req: Request): UserAccount | undefined;
+  issue(req: Request, res: Response, account: SignInAccount, via?: string): Promise<UserAccount>;
+  /**
+   * Signs out: the authentication cookie presented is refused from now until its expiry, the
+   * session is destroyed, and the cookie set is cleared (by exact name: unrelated cookies sharing
+   * the prefix are left alone).
+   */
+  clear(req: Request, res: Response): Promise<void>;
+  /**
+   * The user the request's authentication cookie proves, if it is valid, not expired and not
+   * signed out (the sign-in phase has already put it on `req.ackUser`).
+   */
+  read(req: Request): Promise<UserAccount | undefined>;
 }
 
 /** Browsers drop cookies over 4096 bytes (name, value and attributes); stay clear of it. */
 const MAX_COOKIE_VALUE_BYTES = 3800;
 
-export function createSignInService(settings: HostSettings, keys: Keyring, logger: Logger): SignInService {
+export function createSignInService(settings: HostSettings, keys: Keyring, logger: Logger, revocations: RevocationList = createRevocationList()): SignInService {
   const app = settings.AppSettings;
   const p = app.CookiePrefixName;
   const names: SignInCookieNames = {
@@ -62,9 +73,12 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
 
   const cookiesOf = (req: Request): Record<string, string> => (req as { cookies?: Record<string, string> }).cookies ?? {};
 
+  const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  // Verified with the current key and any previous ones still valid (rotation, docs/sessions.md).
+  const ticketOf = (req: Request) => verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now());
   return {
     cookieNames: names,
-    issue(req, res, input, via = 'sign-in') {
+    async issue(req, res, input, via = 'sign-in') {
       const now = new Date();
       const expires = computeSignExpiry(app.UserSignExpire, now);
       const clientIp = req.ack?.clientIp ?? '';
@@ -102,6 +116,12 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
           });
         }
       }
+      if (req.session) {
+        // A new session id on sign-in: one planted by another party before it is worth nothing after.
+        const session = req.session;
+        await new Promise<void>((resolve, reject) => session.regenerate((err?: unknown) => (err ? reject(err) : resolve())));
+        Object.assign(req.session, { [names.member]: user });
+      }
       const secure = req.ack?.protocol === 'https';
       for (const [name, value, httpOnly] of values) {
         const options: CookieOptions = { expires, httpOnly, sameSite: 'lax', secure, path: '/' };
@@ -109,28 +129,37 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
       }
       req.ackUser = user;
       // Control characters are masked so that a user ID cannot forge log lines.
-      const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
       logger.info(`signed in: user ${shown(user.UserID)} from ${clientIp || 'unknown address'} (${shown(via)})`);
       return user;
     },
-    clear(req, res) {
+    async clear(req, res) {
+      const ticket = ticketOf(req);
+      if (ticket) await revocations.revoke(ticket.tid, ticket.exp);
       const secure = req.ack?.protocol === 'https';
+      if (req.session) {
+        const session = req.session;
+        await new Promise<void>((resolve, reject) => session.destroy((err?: unknown) => (err ? reject(err) : resolve())));
+        const name = app.SessionState.SessionCookieName;
+        if (cookiesOf(req)[name] !== undefined) res.clearCookie(name, { path: '/', sameSite: 'lax', secure, httpOnly: true });
+      }
       for (const name of Object.values(names)) res.clearCookie(name, { path: '/', sameSite: 'lax', secure });
       req.ackUser = undefined;
+      if (ticket) logger.info(`signed out: user ${shown(ticket.user.UserID)}`);
     },
-    read(req) {
-      return verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now())?.user;
+    async read(req) {
+      const ticket = ticketOf(req);
+      if (!ticket || (await revocations.isRevoked(ticket.tid))) return undefined;
+      return ticket.user;
     },
   };
 }
 
 /**
  * Phase 3b: sign-in cookie authentication. Verifies the signed authentication cookie and puts the
- * user it proves on `req.ackUser` for every module; a missing, tampered, foreign-key or expired
- * cookie leaves the request anonymous. `{P}.Member` and the other readable cookies are ignored.
+ * user it proves on `req.ackUser` for every module; a missing, tampered, foreign-key, expired or
+ * signed-out cookie leaves the request anonymous. `{P}.Member` and the other readable cookies are ignored.
  */
-export function createSignInPhase(settings: HostSettings, keys: Keyring, logger: Logger): RequestHandler {
-  const service = createSignInService(settings, keys, logger);
+export function createSignInPhase(service: SignInService): RequestHandler {
   const parseCookies = cookieParser();
   return (req, res, next) => {
     parseCookies(req, res, (err?: unknown) => {
@@ -139,9 +168,10 @@ export function createSignInPhase(settings: HostSettings, keys: Keyring, logger:
       // every reader expects text, so such a cookie is dropped rather than reaching a module as an object.
       const cookies = (req as { cookies?: Record<string, unknown> }).cookies ?? {};
       for (const name of Object.keys(cookies)) if (typeof cookies[name] !== 'string') delete cookies[name];
-      const user = service.read(req);
-      if (user) req.ackUser = user;
-      next();
+      service.read(req).then((user) => {
+        if (user) req.ackUser = user;
+        next();
+      }, next);
     });
   };
 }

@@ -4,19 +4,28 @@ import { createTestHome, startTestHost, testAppSettings, moduleFiles, type TestH
 import { signAuthTicket } from './auth-cookie.js';
 import { computeSignExpiry } from './expiry.js';
 import { safeLocalReturnUrl } from './return-url.js';
+import crypto from 'node:crypto';
+import knexFactory from 'knex';
+import { createClient } from 'redis';
+import { createRevocationList, REVOKED_KEY_PREFIX } from './revocations.js';
 
 // A module that signs in through the host's service, as a future sign-in module would.
 const accountModule: AckModuleFactory = (ctx) => {
   const router = ctx.host.createRouter();
-  router.get('/in', (req, res) => {
-    ctx.host.signIn.issue(req, res, { UserID: String(req.query.user), Roles: ['User'], UserName: String(req.query.name ?? '') });
+  router.get('/in', async (req, res) => {
+    await ctx.host.signIn.issue(req, res, { UserID: String(req.query.user), Roles: ['User'], UserName: String(req.query.name ?? '') });
     res.json({ ok: true });
   });
-  router.get('/out', (req, res) => {
-    ctx.host.signIn.clear(req, res);
+  router.get('/out', async (req, res) => {
+    await ctx.host.signIn.clear(req, res);
     res.json({ ok: true });
   });
   router.get('/me', (req, res) => res.json({ user: req.ackUser ?? null }));
+  router.get('/touch', (req, res) => {
+    Object.assign(req.session!, { planted: true });
+    res.json({ ok: true });
+  });
+  router.get('/session', (req, res) => res.json(req.session ?? null));
   return { routes: [{ mount: '/account/api', handler: router }] };
 };
 
@@ -37,7 +46,10 @@ describe('sign-in cookies (host)', () => {
 
   it('a module signs a user in through ctx.host.signIn and every later request sees req.ackUser', async () => {
     const res = await fetch(`${t.url}/account/api/in?user=alice`);
-    const names = res.headers.getSetCookie().map((c) => c.slice(0, c.indexOf('='))).sort();
+    const all = res.headers.getSetCookie().map((c) => c.slice(0, c.indexOf('='))).sort();
+    // The new session's cookie comes with the set (sign-in regenerates the session).
+    expect(all).toContain('ack.Session');
+    const names = all.filter((n) => n !== 'ack.Session');
     expect(names).toEqual(['app.AuthenticationScheme', 'app.BearerToken', 'app.ExpireTicks', 'app.Member', 'app.TokenID', 'app.Variable']);
     expect(await me(t.url, cookiesOf(res))).toMatchObject({ UserID: 'alice', Roles: ['User'] });
     expect(await me(t.url, '')).toBeNull();
@@ -67,6 +79,147 @@ describe('sign-in cookies (host)', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { code: string }).code).toBe('sign_in.account_too_large');
     expect(res.headers.getSetCookie()).toEqual([]);
+  });
+
+  // Sessions and sign-out.
+  const sessionCookie = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('ack.Session='))?.split(';')[0];
+  const sessionOf = async (cookie: string) => (await (await fetch(`${t.url}/account/api/session`, { headers: { cookie } })).json()) as Record<string, unknown> | null;
+
+  it('sign-in regenerates the session (a planted session id is not the one after) and keeps the member in it', async () => {
+    const planted = sessionCookie(await fetch(`${t.url}/account/api/touch`))!;
+    expect(planted).toBeDefined();
+    expect(await sessionOf(planted)).toMatchObject({ planted: true });
+    const signIn = await fetch(`${t.url}/account/api/in?user=fixated`, { headers: { cookie: planted } });
+    const after = sessionCookie(signIn)!;
+    expect(after).toBeDefined();
+    expect(after).not.toBe(planted);
+    // The planted id holds nothing any more; the new one holds the member, not the old data.
+    expect(await sessionOf(planted)).not.toHaveProperty('app.Member');
+    expect(await sessionOf(planted)).not.toHaveProperty('planted');
+    const fresh = await sessionOf(after);
+    expect(fresh).toMatchObject({ 'app.Member': { UserID: 'fixated' } });
+    expect(fresh).not.toHaveProperty('planted');
+  });
+
+  it('sign-out destroys the session and a replayed authentication cookie is refused', async () => {
+    const signIn = await fetch(`${t.url}/account/api/in?user=leaver`);
+    const cookies = cookiesOf(signIn);
+    expect(await me(t.url, cookies)).toMatchObject({ UserID: 'leaver' });
+    expect(await sessionOf(sessionCookie(signIn)!)).toMatchObject({ 'app.Member': { UserID: 'leaver' } });
+    const out = await fetch(`${t.url}/account/api/out`, { headers: { cookie: cookies } });
+    expect(out.status).toBe(200);
+    expect(out.headers.getSetCookie().some((c) => /^ack\.Session=;/.test(c))).toBe(true);
+    // The browser forgot the cookies; an attacker who copied them replays them: refused.
+    expect(await me(t.url, cookies)).toBeNull();
+    expect(await sessionOf(sessionCookie(signIn)!)).not.toHaveProperty('app.Member');
+    // Signing in again gives a new, valid cookie.
+    expect(await me(t.url, cookiesOf(await fetch(`${t.url}/account/api/in?user=leaver`)))).toMatchObject({ UserID: 'leaver' });
+  });
+});
+
+describe('sign-out list', () => {
+  it('is announced to the other workers, which keep it as their own', async () => {
+    const announced: Array<[string, number]> = [];
+    const one = createRevocationList({ announce: (tokenId, expiresAt) => announced.push([tokenId, expiresAt]) });
+    const other = createRevocationList();
+    const until = Date.now() + 60_000;
+    await one.revoke('tid-1', until);
+    await one.revoke('tid-gone', Date.now() - 1);
+    expect(announced).toEqual([['tid-1', until]]);
+    expect(await other.isRevoked('tid-1')).toBe(false);
+    for (const [tokenId, expiresAt] of announced) other.heard(tokenId, expiresAt);
+    expect(await other.isRevoked('tid-1')).toBe(true);
+    expect(await other.isRevoked('tid-gone')).toBe(false);
+  });
+
+  it('is bounded in memory without a store (oldest sign-outs go first)', async () => {
+    const list = createRevocationList({ maxEntries: 3 });
+    for (const id of ['a', 'b', 'c', 'd']) await list.revoke(id, Date.now() + 60_000);
+    expect(await list.isRevoked('a')).toBe(false);
+    for (const id of ['b', 'c', 'd']) expect(await list.isRevoked(id)).toBe(true);
+  });
+});
+
+// Against the real Redis and PostgreSQL of the development machine and CI (docs/sessions.md), each
+// run under its own key prefix or schema.
+const run = crypto.randomBytes(4).toString('hex');
+interface StoreUnderTest {
+  name: string;
+  state: Record<string, unknown>;
+  /** When the store itself drops the record of `id`, in ms since the epoch. */
+  expiresAt(id: string): Promise<number>;
+  cleanUp(): Promise<void>;
+}
+const stores: Array<() => StoreUnderTest> = [
+  () => {
+    const prefix = `ack-test:${run}:signout:`;
+    const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
+    const ready = redis.connect();
+    return {
+      name: 'Redis',
+      state: { CacheType: 'Redis', RedisConnectionString: '127.0.0.1:6379', RedisKeyPrefix: prefix },
+      async expiresAt(id) {
+        await ready;
+        return Date.now() + (await redis.pTTL(prefix + id));
+      },
+      async cleanUp() {
+        await ready;
+        for (const k of await redis.keys(`${prefix}*`)) await redis.del(k);
+        redis.destroy();
+      },
+    };
+  },
+  () => {
+    const schema = `ack_signout_${run}`;
+    const pg = knexFactory({ client: 'pg', connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' } });
+    return {
+      name: 'PostgreSQL',
+      state: { CacheType: 'PostgreSql', PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;', PostgreSqlSchemaName: schema, PostgreSqlTableName: 'SessionData' },
+      async expiresAt(id) {
+        const row = (await pg.withSchema(schema).table('SessionData').where('sid', id).first()) as { expires: string | number };
+        return Number(row.expires);
+      },
+      async cleanUp() {
+        await pg.raw('drop schema if exists ?? cascade', [schema]);
+        await pg.destroy();
+      },
+    };
+  },
+];
+
+describe.each([{ store: 'Redis', make: stores[0]! }, { store: 'PostgreSQL', make: stores[1]! }])('sign-out through a shared session store ($store)', ({ make }) => {
+  it('a cookie signed out on one host is refused by another, for as long as the cookie lives (not the idle time-out)', async () => {
+    const store = make();
+    const settings = testAppSettings({
+      AppSettings: {
+        LoadModules: ['account'],
+        CookiePrefixName: 'app',
+        UserSignExpire: 120,
+        // The same key on both hosts, as behind a load balancer (docs/scale-out.md).
+        Security: { SigningKey: `sign-out-test-key-${run}` },
+        SessionState: { IdleTimeoutMinutes: 1, ...store.state },
+      },
+    });
+    const started: TestHost[] = [];
+    try {
+      for (let i = 0; i < 2; i++) started.push(await startTestHost(createTestHome(settings, moduleFiles(['account'])), { account: accountModule }));
+      const [a, b] = started as [TestHost, TestHost];
+      const cookies = cookiesOf(await fetch(`${a.url}/account/api/in?user=roamer`));
+      expect(await me(b.url, cookies)).toMatchObject({ UserID: 'roamer' });
+      await fetch(`${a.url}/account/api/out`, { headers: { cookie: cookies } });
+      expect(await me(a.url, cookies), store.name).toBeNull();
+      expect(await me(b.url, cookies), store.name).toBeNull();
+      // The store keeps the sign-out until the cookie's own expiry (two hours), not for the
+      // one-minute idle time-out of sessions.
+      const tid = decodeURIComponent(/app\.TokenID=([^;]+)/.exec(cookies)![1]!).split('|').pop()!;
+      expect(await store.expiresAt(`${REVOKED_KEY_PREFIX}${tid}`), store.name).toBeGreaterThan(Date.now() + 100 * 60_000);
+    } finally {
+      for (const t of started) {
+        await t.close();
+        t.home.remove();
+      }
+      await store.cleanUp();
+    }
   });
 });
 

@@ -62,6 +62,8 @@ export function testAppSettings(overrides: { AppSettings?: Record<string, unknow
 }
 
 export { probeModule } from './probe-module.js';
+export { rawConnection, type RawConnection } from './raw-socket.js';
+export { chromiumPath, launchChromium } from './browser.js';
 
 /** A module folder with a module.json for each id, under the default `../modules`. */
 export function moduleFiles(ids: string[], moduleJson: object = { Version: '1.0.0' }): Record<string, object> {

@@ -136,6 +136,9 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     } catch {
       return refuse(socket, { status: 400, code: 'request.bad_url', detail: 'The request URL cannot be read.' });
     }
+    // Two Host headers or a host AllowedHosts does not list (DNS rebinding): as for any request.
+    const hostProblem = edge.refuseHost(req);
+    if (hostProblem) return refuse(socket, hostProblem);
     // Matched on the path as the edge decoded it (docs/pipeline.md), like route prefixes.
     const path = req.ack.path.folded;
     const verdict = decide(

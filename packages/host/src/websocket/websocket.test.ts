@@ -14,8 +14,12 @@ const hosts = useTestHosts();
  */
 const echoModule: AckModuleFactory = (ctx) => {
   const router = ctx.host.createRouter();
-  router.get('/sign-in', (req, res) => {
-    ctx.host.signIn.issue(req, res, { UserID: 'ana', UserName: 'Ana' });
+  router.get('/sign-in', async (req, res) => {
+    await ctx.host.signIn.issue(req, res, { UserID: 'ana', UserName: 'Ana' });
+    res.json({ ok: true });
+  });
+  router.post('/sign-out', async (req, res) => {
+    await ctx.host.signIn.clear(req, res);
     res.json({ ok: true });
   });
   router.get('/count', (req, res) => {
@@ -112,6 +116,30 @@ describe('WebSocket upgrades', () => {
     const anonymous = await connect(ws, { headers: { cookie: tampered.join('; ') } });
     expect(anonymous.greeting.user).toBeNull();
     anonymous.socket.close();
+  });
+
+  it('refuses a signed-out authentication cookie on the upgrade, as on any request', async () => {
+    const { url, ws } = await startEcho();
+    const signIn = await fetch(`${url}/echo/api/sign-in`);
+    const cookies = signIn.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const before = await connect(ws, { headers: { cookie: cookies } });
+    expect(before.greeting.user).toBe('ana');
+    before.socket.close();
+    expect((await fetch(`${url}/echo/api/sign-out`, { method: 'POST', headers: { cookie: cookies } })).status).toBe(200);
+    // The same cookies, replayed after sign-out: the socket opens, but for nobody.
+    const after = await connect(ws, { headers: { cookie: cookies } });
+    expect(after.greeting).toMatchObject({ user: null, count: null });
+    after.socket.close();
+  });
+
+  it('applies AllowedHosts and the one-Host rule to the upgrade (DNS rebinding)', async () => {
+    const { ws } = await startEcho({}, { AllowedHosts: 'localhost' });
+    const rebound = await refusal(ws, { headers: { host: 'rebound.attacker.test' }, origin: 'http://rebound.attacker.test' });
+    expect(rebound.status).toBe(400);
+    expect(rebound.problem.code).toBe('request.host_not_allowed');
+    const allowed = await connect(ws, { headers: { host: 'localhost' } });
+    expect(allowed.greeting.user).toBeNull();
+    allowed.socket.close();
   });
 
   it('enforces Kestrel:Limits:MaxConcurrentUpgradedConnections with a 503 before upgrading', async () => {

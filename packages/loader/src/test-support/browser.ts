@@ -1,31 +1,8 @@
-import fs from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 
-/** Debian's Chromium (`.ci/run` installs the `chromium` package when missing). */
-export const CHROMIUM = process.env.ACK_CHROMIUM ?? '/usr/bin/chromium';
-
-/**
- * One headless Chromium per test file (launch in `beforeAll`, close in `afterAll`). `args` adds
- * switches, e.g. `--ignore-certificate-errors` for a host with a self-signed certificate.
- */
-export async function launchChromium(args: string[] = []): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (apt-get install chromium)`);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      ...args,
-    ],
-  });
-}
+/** The one browser launch of every browser test (ACK_CHROMIUM_PATH), from the host's test support. */
+export { launchChromium } from '@ack/host/test-support';
 
 /** A page that records its uncaught script errors and console messages. */
 export interface ObservedPage {

@@ -6,6 +6,8 @@ import { cookieHeader, cookieValue, setCookies, startSignInHost, whoami } from '
 
 const SIGN_IN = '/wwwroot/api/dev-account/sign-in';
 const COOKIE_NAMES = ['TokenID', 'ExpireTicks', 'Member', 'Variable', 'BearerToken', 'AuthenticationScheme'].map((n) => `tst.${n}`);
+/** Sign-in regenerates the session, so its cookie comes with the set (and goes with sign-out). */
+const WITH_SESSION = [...COOKIE_NAMES, 'ack.Session'];
 const DEV_ACCOUNT = { UserNo: '7', UserID: 'dev1', UserName: 'Dev One', Email: 'dev1@example.com', Roles: ['Developer'], BirthDate: '', Gender: '' };
 
 const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -49,7 +51,7 @@ describe('dev sign-in', () => {
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/screens/main.html?tab=2');
     const cookies = setCookies(res);
-    expect([...cookies.keys()].sort()).toEqual([...COOKIE_NAMES].sort());
+    expect([...cookies.keys()].sort()).toEqual([...WITH_SESSION].sort());
     const auth = cookies.get('tst.AuthenticationScheme')!;
     expect(auth).toMatch(/; HttpOnly/i);
     expect(auth).toMatch(/; SameSite=Lax/i);
@@ -78,7 +80,7 @@ describe('dev sign-in', () => {
     expect(json.status).toBe(200);
     const body = (await json.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ UserID: 'scripted', Email: 's@example.com', Roles: [] });
-    expect([...setCookies(json).keys()].sort()).toEqual([...COOKIE_NAMES].sort());
+    expect([...setCookies(json).keys()].sort()).toEqual([...WITH_SESSION].sort());
   });
 
   it('an already signed-in request redirects to returnUrl whatever its body, without new cookies', async () => {
@@ -277,8 +279,10 @@ describe('dev sign-out', () => {
       expect(out.status).toBe(302);
       expect(out.headers.get('location')).toBe('/bye');
       const cleared = setCookies(out);
-      expect([...cleared.keys()].sort()).toEqual([...COOKIE_NAMES].sort());
+      expect([...cleared.keys()].sort()).toEqual([...WITH_SESSION].sort());
       for (const c of cleared.values()) expect(c).toMatch(/Expires=Thu, 01 Jan 1970/);
+      // A copy of the signed-out cookies, replayed, signs nobody in.
+      expect(await whoami(t.url, cookieHeader(first))).toBeNull();
       expect((await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, { redirect: 'manual' })).status).toBe(404); // not GET
       const second = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'second' }, { accept: 'application/json' });
       expect(second.status).toBe(200);
@@ -295,7 +299,7 @@ describe('dev sign-in behind a proxy and without sessions', () => {
     try {
       const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'tls' }, { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' });
       const cookies = setCookies(res);
-      expect(cookies.size).toBe(6);
+      expect(cookies.size).toBe(7);
       for (const c of cookies.values()) expect(c).toMatch(/; Secure/i);
       const variable = JSON.parse(Buffer.from(cookieValue(cookies.get('tst.Variable')!), 'base64').toString('utf8'));
       expect(variable.ClientIP).toBe('203.0.113.9');

@@ -16,6 +16,8 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
   const signIn = runtime.ctx.host.signIn;
   const settingsFile = runtime.ctx.settingsFile;
   const returnTo = (req: Request) => safeLocalReturnUrl(req.query.returnUrl);
+  // Sign-in and sign-out change who the browser is: never on another site's behalf.
+  router.use(runtime.ctx.host.refuseCrossSite);
 
   // Already signed in (a valid authentication cookie), whatever the request holds: go back.
   // Runs before any body parsing, so even an invalid body redirects.
@@ -24,7 +26,7 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
     next();
   };
 
-  router.get('/sign-in', alreadySignedIn, (req, res) => {
+  router.get('/sign-in', alreadySignedIn, async (req, res) => {
     const check = checkDevAccount(runtime.settings.devAutoSignIn);
     if (!check.ok) {
       const missingId = check.errors.some((e) => e.field === 'UserID');
@@ -37,12 +39,12 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
         extensions: { errors: check.errors.map((e) => ({ ...e, field: `ModuleConfig:DevAutoSignIn:${e.field}` })) },
       });
     }
-    signIn.issue(req, res, check.account, 'dev sign-in GET');
+    await signIn.issue(req, res, check.account, 'dev sign-in GET');
     res.setHeader('Cache-Control', 'no-store');
     res.redirect(302, returnTo(req));
   });
 
-  router.post('/sign-in', alreadySignedIn, runtime.ctx.host.bodies.json('dev_sign_in'), (req, res) => {
+  router.post('/sign-in', alreadySignedIn, runtime.ctx.host.bodies.json('dev_sign_in'), async (req, res) => {
     const check = checkDevAccount(req.body);
     if (!check.ok) {
       throw new ProblemError({
@@ -52,7 +54,7 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
         extensions: { errors: check.errors },
       });
     }
-    const user = signIn.issue(req, res, check.account, 'dev sign-in POST');
+    const user = await signIn.issue(req, res, check.account, 'dev sign-in POST');
     res.setHeader('Cache-Control', 'no-store');
     if (wantsJson(req)) return res.status(200).json(user);
     res.redirect(302, returnTo(req));
@@ -60,8 +62,8 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
 
   // Sign-out, so that a developer can switch accounts (the sign-in redirects while signed in).
   // POST only: a link or image on another site cannot sign the user out.
-  router.post('/sign-out', (req, res) => {
-    signIn.clear(req, res);
+  router.post('/sign-out', async (req, res) => {
+    await signIn.clear(req, res);
     res.setHeader('Cache-Control', 'no-store');
     if (wantsJson(req)) return res.status(204).end();
     res.redirect(302, returnTo(req));

@@ -1,20 +1,19 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import type { TestHost } from '@ack/host/test-support';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, type TestHost } from '@ack/host/test-support';
 import { startSignInHost } from '../dev-sign-in/test-fixture.js';
 
-// The sample screen of examples/basic, served from the example's own static root, in Debian's Chromium.
+// The sample screen of examples/basic, served from the example's own static root, in Debian's Chromium (or ACK_CHROMIUM_PATH).
 const exampleRoot = path.resolve(fileURLToPath(import.meta.url), '../../../../../examples/basic/modules/wwwroot/wwwroot');
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 describe('htmx sample screen in a browser', () => {
   let t: TestHost;
   let browser: Browser;
   beforeAll(async () => {
     t = await startSignInHost({ moduleConfig: { WWWRootBasePath: exampleRoot } });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

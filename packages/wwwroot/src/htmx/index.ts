@@ -25,6 +25,8 @@ export function createHtmxRouter(runtime: WwwrootRuntime): Router {
 
   if (!runtime.settings.htmxSampleEnabled) return router;
 
+  // Writes (POST, PUT, DELETE) come from this host's own pages only.
+  router.use(runtime.ctx.host.refuseCrossSite);
   const store = createContactStore();
   const form = runtime.ctx.host.bodies.form(16 * 1024, 20);
 

@@ -177,7 +177,7 @@ describe('create-id with CreateIDPolicy enabled', () => {
 /** A fake business server: records what it receives and answers as `mode` says. */
 function startBusinessServer() {
   const received: Array<{ headers: http.IncomingHttpHeaders; body: any; url: string }> = [];
-  let mode: 'success' | 'nack' | 'exception' | 'http500' | 'hang' | 'notjson' = 'success';
+  let mode: 'success' | 'nack' | 'exception' | 'http500' | 'hang' | 'notjson' | 'leak' = 'success';
   const hanging: http.ServerResponse[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -192,6 +192,11 @@ function startBusinessServer() {
       if (mode === 'hang') return void hanging.push(res);
       if (mode === 'http500') return send(500, { acknowledge: 0, exceptionText: 'database is down' });
       if (mode === 'notjson') return send(200, '<html>oops</html>');
+      if (mode === 'leak') {
+        // An upstream that echoes its own configuration in the error text.
+        const self = `http://svc:s3cret-pw@${req.headers.host}${req.url}`;
+        return send(500, { acknowledge: 0, exceptionText: `Server=db;User ID=sa;Password=hunter2; failed, called as ${self} from http://${req.headers.host}` });
+      }
       if (mode === 'nack') return send(200, { acknowledge: 0, exceptionText: 'TST010 business rule violated', result: { dataSet: [] } });
       if (mode === 'exception') {
         return send(200, { acknowledge: 1, result: { dataSet: [{ id: 'HasException', value: { ErrorMessage: 'Ok|Completed|SQL error near FROM' } }] } });
@@ -326,6 +331,30 @@ describe('direct-transaction wrapper', () => {
       }
     } finally {
       await plain.close();
+    }
+  });
+
+  it('never echoes BusinessServerUrl, its credentials or a password from the upstream in the 502 detail', async () => {
+    const withCredentials = business.url.replace('http://', 'http://svc:s3cret-pw@');
+    const hostPort = new URL(business.url).host;
+    const leaky = await startSignInHost({ moduleConfig: { BusinessServerUrl: withCredentials, AuthorizationKey: KEY } });
+    const down = await startSignInHost({ moduleConfig: { BusinessServerUrl: 'http://svc:s3cret-pw@127.0.0.1:1/execute', AuthorizationKey: KEY } });
+    try {
+      business.setMode('leak');
+      const before = business.received.length;
+      for (const [url, reached] of [[leaky.url, true], [down.url, false]] as const) {
+        const res = await getJson(`${url}${API}/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', AuthorizationKey: KEY }, body: JSON.stringify(command) });
+        expect(res.status).toBe(502);
+        const detail = String(res.body.detail);
+        expect(detail).toMatch(reached ? /HTTP 500/ : /could not be reached/);
+        for (const secret of ['s3cret-pw', 'hunter2', hostPort, '127.0.0.1:1', 'svc:']) expect(detail, detail).not.toContain(secret);
+      }
+      // The credentials were sent as Basic authorization, not refused.
+      expect(business.received.length).toBe(before + 1);
+      expect(business.received.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('svc:s3cret-pw').toString('base64')}`);
+    } finally {
+      await leaky.close();
+      await down.close();
     }
   });
 

@@ -115,7 +115,8 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   router.post('/validate-token', ctx.host.bodies.form(8 * 1024), validateToken);
 
   // The direct-transaction wrapper: not an open proxy, so the caller is checked before the body is read.
-  router.post('/transaction', (req, _res, next) => {
+  // A signed-in user's cookie authorises it, so another site's page may not use it.
+  router.post('/transaction', ctx.host.refuseCrossSite, (req, _res, next) => {
     if (req.ackUser) return next();
     const presented = req.get('AuthorizationKey');
     if (presented !== undefined && authorizationKey.length > 0 && safeEqual(presented, authorizationKey)) return next();

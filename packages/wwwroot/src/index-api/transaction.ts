@@ -1,12 +1,13 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { ProblemError, type AppSettings } from '@ack/host';
+import { ProblemError, redactText, type AppSettings } from '@ack/host';
 
 /**
  * The direct-transaction wrapper's core (docs/helper-apis.md, docs/wire-formats.md): the request body the original's
  * transaction client sends to `BusinessServerUrl`, and the reading of its answer into
  * `{ FormData0: ..., GridData0: [...] }`. Failures become 502 problems carrying the upstream's
- * message.
+ * message, redacted: never the configured URL, its credentials, or a password in the upstream's text
+ * (docs/helper-apis.md).
  */
 
 export interface TransactionInput {
@@ -123,12 +124,12 @@ export function buildTransactionRequest(input: TransactionInput, app: AppSetting
   };
 }
 
-const upstreamFailure = (detail: string) => new ProblemError({ status: 502, code: 'index.transaction_failed', detail });
-
 const MAX_UPSTREAM_BYTES = 32 * 1024 * 1024;
 
-/** Posts the request and reads the answer; every failure is a 502 problem with the upstream's words. */
+/** Posts the request and reads the answer; every failure is a 502 problem with the upstream's words, redacted. */
 export async function executeTransaction(url: string, body: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
+  const upstreamFailure = (detail: string) =>
+    new ProblemError({ status: 502, code: 'index.transaction_failed', detail: redactText(detail, { BusinessServerUrl: url }) });
   let parsedUrl: URL;
   try {
     parsedUrl = new URL(url);
@@ -136,14 +137,22 @@ export async function executeTransaction(url: string, body: Record<string, unkno
     throw upstreamFailure('BusinessServerUrl is not a valid URL.');
   }
   if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw upstreamFailure('BusinessServerUrl must be an http or https URL.');
-
+  // Credentials in the URL are sent as Basic authorization (fetch refuses a URL that holds them).
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-cache', ClientTag: '' };
+  if (parsedUrl.username !== '' || parsedUrl.password !== '') {
+    const user = decodeURIComponent(parsedUrl.username);
+    const password = decodeURIComponent(parsedUrl.password);
+    headers.authorization = `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+    parsedUrl.username = '';
+    parsedUrl.password = '';
+  }
   const signal = AbortSignal.timeout(timeoutMs);
   let text: string;
   let status: number;
   try {
     const res = await fetch(parsedUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'cache-control': 'no-cache', ClientTag: '' },
+      headers,
       body: JSON.stringify(body),
       redirect: 'manual',
       signal,
@@ -152,7 +161,9 @@ export async function executeTransaction(url: string, body: Record<string, unkno
     text = await readCapped(res);
   } catch (err) {
     if (signal.aborted) throw upstreamFailure(`The business server did not answer within ${timeoutMs} ms.`);
-    throw upstreamFailure(`The business server could not be reached: ${(err as Error).message}`);
+    const cause = (err as { cause?: unknown }).cause;
+    const why = cause instanceof Error ? ` (${cause.message})` : '';
+    throw upstreamFailure(`The business server could not be reached: ${(err as Error).message}${why}`);
   }
 
   let answer: Record<string, unknown> | undefined;

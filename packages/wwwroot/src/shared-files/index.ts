@@ -11,21 +11,24 @@ export type { SharedFileCatalog, SharedFileItem } from './catalog.js';
 /**
  * Shared-file catalog and manifest (docs/static-files.md "Shared files"): handlers of the public phase, so they run
  * before session and sign-in and never set a cookie. The catalog is read once at start; a missing
- * or invalid one logs a warning and leaves the feature off, the host up. Target files are looked
+ * or invalid one logs a warning and leaves the feature off (the manifest answers `[]`), the host up. Target files are looked
  * up per request (one stat), so new content shows at once and a missing target passes the request
  * on (to the static root, then 404).
  */
 export function createSharedFileHandlers(runtime: WwwrootRuntime, manifestHeaders: Record<string, string> = {}): { handlers: RawHandler[]; catalog?: SharedFileCatalog } {
   const { settings, ctx } = runtime;
   const file = settings.sharedFileConfigPath;
+  // With the feature off the manifest still answers, empty: the loader asks for it on every screen
+  // start and an empty list is the truth (docs/static-files.md).
+  const off = () => ({ handlers: [createSharedFileHandler(runtime, { items: [], byPath: new Map() }, manifestHeaders)] });
   if (!file) {
     ctx.logger.info('shared files: off (SharedFileConfigPath is empty)');
-    return { handlers: [] };
+    return off();
   }
   const loaded = loadCatalog(file, ctx.paths.resolve);
   if (!loaded.ok) {
     ctx.logger.warn(`shared files: off: ${loaded.reason}`);
-    return { handlers: [] };
+    return off();
   }
   // A catalog entry that would publish a secret stops start-up: serving without it could hide the
   // mistake, and serving with it would leak the file.

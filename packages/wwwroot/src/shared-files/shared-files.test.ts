@@ -218,7 +218,10 @@ describe('a catalog that is missing or not valid: feature off, host up', () => {
       const t = await startWwwroot({ moduleConfig: withCatalog, files });
       try {
         expect(t.logs.some((l) => l.startsWith('warn:') && l.includes('shared files: off') && warning.test(l))).toBe(true);
-        expect((await fetch(`${t.url}/shared-files/manifest`)).status).toBe(404);
+        // The manifest still answers 200 with an empty list (the loader asks for it on every start).
+        const manifest = await fetch(`${t.url}/shared-files/manifest`);
+        expect(manifest.status).toBe(200);
+        expect(await manifest.json()).toEqual([]);
         expect(await (await fetch(`${t.url}/ok.txt`)).text()).toBe('static still served');
       } finally {
         await t.close();
@@ -230,7 +233,10 @@ describe('a catalog that is missing or not valid: feature off, host up', () => {
     const t = await startWwwroot({ moduleConfig: { SharedFileConfigPath: '' } });
     try {
       expect(t.logs.some((l) => l.startsWith('warn:'))).toBe(false);
-      expect((await fetch(`${t.url}/shared-files/manifest`)).status).toBe(404);
+      const manifest = await fetch(`${t.url}/shared-files/manifest`);
+      expect(manifest.status).toBe(200);
+      expect(manifest.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await manifest.json()).toEqual([]);
     } finally {
       await t.close();
     }

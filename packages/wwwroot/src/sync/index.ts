@@ -74,12 +74,19 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   });
   void sweepContractFolders(runtime, flow, logger);
 
-  router.use((req, res, next) => {
+  // A wrong or malformed token counts against the client address; a missing one does not
+  // (docs/pipeline.md "Failed token checks").
+  router.use(runtime.ctx.host.accessChecks.guard((req) => {
     const verdict = verifySyncToken(header(req, 'authorization'), runtime.settings.fileSyncTokens);
-    if (verdict === 'ok') return next();
-    if (verdict !== 'missing_token') logger.warn(`sync request refused (${verdict}) from ${req.ack.clientIp}`);
-    sendProblem(res, { status: 401, code: `sync.${verdict}`, detail: TOKEN_DETAIL[verdict], headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' } }, req.method);
-  });
+    if (verdict === 'ok') return undefined;
+    const counts = verdict === 'invalid_token' || verdict === 'malformed_token';
+    if (!counts && verdict !== 'missing_token') logger.warn(`sync request refused (${verdict}) from ${req.ack.clientIp}`);
+    return {
+      counts,
+      what: `sync ${verdict}`,
+      problem: { status: 401, code: `sync.${verdict}`, detail: TOKEN_DETAIL[verdict], headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' } },
+    };
+  }));
 
   router.post('/upload', (req, res, next) => {
     void flow.handle(req, res, next, {

@@ -4,12 +4,13 @@ import type { AckRequest, RawHandler } from '../../modules/contract.js';
 import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
 import type { Logger } from '../../logging/logger.js';
-import { sendProblem } from '../../http/problem.js';
+import { sendProblem, type Problem } from '../../http/problem.js';
 import { createForwardedPolicy, normalizeIp, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
 import { accessLine, countBodyBytes } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
+import { createHostFilter } from './host-filter.js';
 import { parseRequestPath } from './request-path.js';
 
 /**
@@ -25,10 +26,25 @@ export interface Edge {
    * `req.ip` (read by express-session for `Secure` cookies) agree with `req.ack` behind the edge.
    */
   trustsProxy(address: string | undefined): boolean;
+  /**
+   * The `Host` rules (two `Host` headers, `AllowedHosts`): the problem to answer, or undefined.
+   * Run by the edge handlers; WebSocket upgrades, which skip them, run it themselves.
+   */
+  refuseHost(req: AckRequest): Problem | undefined;
 }
 
 let sequence = 0;
 const bootId = Date.now().toString(36);
+
+/** An absolute-form request target (RFC 9112 3.2.2): scheme, authority, then the path and query. */
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)([^#]*)/i;
+
+/** Counts the `Host` fields as sent: Node keeps only the first of several. */
+function hostFieldCount(raw: string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
 
 export function createEdge(settings: HostSettings, paths: HostPaths, logger: Logger): Edge {
   const app = settings.AppSettings;
@@ -43,6 +59,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   const securityHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, csp, false);
   const secureHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, csp, true);
   const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
+  const hostFilter = createHostFilter(settings.AllowedHosts);
   const handlers: RawHandler[] = [];
 
   if (!allowList.open) {
@@ -51,7 +68,19 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
       sendProblem(res, { status: 403, code: 'host.ip_not_allowed', detail: 'This client address is not allowed.' }, req.method);
     });
   }
+  const refuseHost = (req: AckRequest): Problem | undefined => {
+    // One request, one Host (RFC 9112 3.2): two are a smuggling or cache-poisoning attempt.
+    if (hostFieldCount(req.rawHeaders) > 1) {
+      return { status: 400, code: 'request.duplicate_host', detail: 'The request has more than one Host header.' };
+    }
+    if (!hostFilter.open && !hostFilter.allows(req.headers.host)) {
+      return { status: 400, code: 'request.host_not_allowed', detail: 'The Host header names a host this server does not answer for (AllowedHosts).' };
+    }
+    return undefined;
+  };
   handlers.push((req, res, next) => {
+    const hostProblem = refuseHost(req);
+    if (hostProblem) return sendProblem(res, hostProblem, req.method);
     // A malformed percent-encoding cannot name any file or route: refuse it once, here.
     if (!req.ack.path.wellFormed) {
       return sendProblem(res, { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' }, req.method);
@@ -80,9 +109,20 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
 
   return {
     handlers,
+    refuseHost,
     trustsProxy: (address) => forwarded.enabled && forwarded.trusted.has(normalizeIp(address)),
     begin(req, _res) {
-      const url = req.url ?? '/';
+      let url = req.url ?? '/';
+      if (url.charCodeAt(0) !== 47 /* '/' */) {
+        // Absolute form: routed by its path; its authority replaces the Host header (RFC 9112 3.2.2).
+        const m = ABSOLUTE_FORM.exec(url);
+        if (m) {
+          url = m[2] === '' ? '/' : m[2]!.startsWith('?') ? `/${m[2]}` : m[2]!;
+          req.url = url;
+          const authority = m[1]!.slice(m[1]!.lastIndexOf('@') + 1);
+          if (authority !== '') req.headers.host = authority;
+        }
+      }
       const q = url.indexOf('?');
       const { ip, protocol } = resolveClient(
         forwarded,

@@ -1,0 +1,76 @@
+import type { SharedSessionStore } from '../session/store-base.js';
+
+/**
+ * Signed-out authentication cookies (docs/dev-sign-in.md "Sign-out holds"): a cookie is valid until
+ * its expiry by its signature alone, so sign-out records its token id until that expiry and the
+ * sign-in phase refuses it. Kept in this process (bounded: expired ids go first, then the oldest);
+ * announced to the other workers of `ack serve --workers` (the invalidation bus), which keep it
+ * too; and, when the session store is shared by processes and hosts, written there under the
+ * reserved id prefix `ack-revoked:` (never a session id: those are random base64url) until the
+ * cookie's expiry, so that a cookie signed out on one host is refused by all.
+ */
+export interface RevocationList {
+  revoke(tokenId: string, expiresAtMs: number): Promise<void>;
+  /** A sign-out another worker recorded and announced: kept in this process. */
+  heard(tokenId: string, expiresAtMs: number): void;
+  /** True when the token id was signed out and has not expired yet. */
+  isRevoked(tokenId: string): Promise<boolean>;
+}
+
+export interface RevocationOptions {
+  /** The session store, when every process shares it. */
+  sharedStore?: SharedSessionStore;
+  /** Tells the other workers of this machine (the host publishes on its invalidation bus). */
+  announce?: (tokenId: string, expiresAtMs: number) => void;
+  /** Most token ids kept in this process. */
+  maxEntries?: number;
+}
+
+export const REVOKED_KEY_PREFIX = 'ack-revoked:';
+
+interface RevokedRecord {
+  revoked: true;
+  until: number;
+}
+
+export function createRevocationList(options: RevocationOptions = {}): RevocationList {
+  const { sharedStore, announce, maxEntries = 100_000 } = options;
+  const local = new Map<string, number>();
+  const remember = (tokenId: string, expiresAtMs: number) => {
+    if (expiresAtMs <= Date.now()) return;
+    local.delete(tokenId);
+    local.set(tokenId, expiresAtMs);
+    if (local.size <= maxEntries) return;
+    const now = Date.now();
+    for (const [id, exp] of local) if (exp <= now) local.delete(id);
+    // Still full: the oldest sign-outs go (their cookies are the nearest to expiry anyway).
+    for (const id of local.keys()) {
+      if (local.size <= maxEntries) break;
+      local.delete(id);
+    }
+  };
+  return {
+    async revoke(tokenId, expiresAtMs) {
+      if (expiresAtMs <= Date.now()) return;
+      remember(tokenId, expiresAtMs);
+      announce?.(tokenId, expiresAtMs);
+      const record: RevokedRecord = { revoked: true, until: expiresAtMs };
+      await sharedStore?.setUntil(REVOKED_KEY_PREFIX + tokenId, record, expiresAtMs);
+    },
+    heard: remember,
+    async isRevoked(tokenId) {
+      const exp = local.get(tokenId);
+      if (exp !== undefined) {
+        if (exp > Date.now()) return true;
+        local.delete(tokenId);
+      }
+      if (!sharedStore) return false;
+      const found = await new Promise<unknown>((resolve, reject) =>
+        sharedStore.get(REVOKED_KEY_PREFIX + tokenId, (err, data) => (err ? reject(err as Error) : resolve(data))));
+      const record = found as Partial<RevokedRecord> | null | undefined;
+      if (record?.revoked !== true || typeof record.until !== 'number' || record.until <= Date.now()) return false;
+      remember(tokenId, record.until);
+      return true;
+    },
+  };
+}

@@ -1,8 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
+import { launchChromium } from '@ack/host/test-support';
 
 /** The one browser launch of every browser test (ACK_CHROMIUM_PATH), from the host's test support. */
-export { launchChromium } from '@ack/host/test-support';
+export { launchChromium };
 
 /** A page that records its uncaught script errors and console messages. */
 export interface ObservedPage {

@@ -19,8 +19,11 @@ export interface TestHome {
   remove(): void;
 }
 
-export function createTestHome(appSettings: object = {}, files: Record<string, string | Buffer | object> = {}): TestHome {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-test-'));
+/** `under`: a folder name the home is made inside (for example a dot folder), itself in a fresh temp folder. */
+export function createTestHome(appSettings: object = {}, files: Record<string, string | Buffer | object> = {}, options: { under?: string } = {}): TestHome {
+  const top = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-test-'));
+  const home = options.under === undefined ? top : path.join(top, options.under, 'home');
+  fs.mkdirSync(home, { recursive: true });
   const appDir = path.join(home, 'app');
   const write = (relative: string, content: string | Buffer | object) => {
     const target = path.join(home, relative);
@@ -31,7 +34,7 @@ export function createTestHome(appSettings: object = {}, files: Record<string, s
   };
   write('app/appsettings.json', appSettings);
   for (const [relative, content] of Object.entries(files)) write(relative, content);
-  return { home, appDir, write, remove: () => fs.rmSync(home, { recursive: true, force: true }) };
+  return { home, appDir, write, remove: () => fs.rmSync(top, { recursive: true, force: true }) };
 }
 
 export interface TestHost {

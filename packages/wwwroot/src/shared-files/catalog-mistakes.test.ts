@@ -75,6 +75,30 @@ describe('a catalog entry that points at a secret', () => {
     expect(secretTargetReason('/srv/home/shared/.well-known/security.txt')).toBeUndefined();
     expect(secretTargetReason('/srv/home/shared/theme.css')).toBeUndefined();
   });
+
+  it('judges folders from the entry base path down, not the folders the home lives in', () => {
+    const base = '/srv/.work/home/app';
+    expect(secretTargetReason('/srv/.work/home/shared/theme.css', undefined, base)).toBeUndefined();
+    expect(secretTargetReason('/srv/.work/home/app/www/app.js', undefined, base)).toBeUndefined();
+    expect(secretTargetReason('/srv/.work/home/.git/config', undefined, base)).toMatch(/dot folder/);
+    expect(secretTargetReason('/srv/.work/home/.ack/signing.key', undefined, base)).toMatch(/\.ack folder/);
+    expect(secretTargetReason('/etc/.secrets/token.txt', undefined, base)).toMatch(/dot folder/);
+  });
+
+  it('publishes the shared files of a home that lives inside a dot folder', async () => {
+    const t = await startWwwroot({
+      homeUnder: '.hidden',
+      moduleConfig: { SharedFileConfigPath: CATALOG },
+      files: { 'config/shared_files.json': { items: [{ requestPath: '/ok.css', hostFilePath: '../shared/ok.css' }] }, 'shared/ok.css': 'ok' },
+    });
+    try {
+      const res = await fetch(`${t.url}/ok.css`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('ok');
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe('module settings mistakes', () => {

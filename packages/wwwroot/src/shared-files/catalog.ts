@@ -42,16 +42,22 @@ const CatalogKeys = z.looseObject({ items: z.array(z.looseObject({ requestPath: 
  * host's and modules' settings, the catalog itself, keys and certificates, the host's private
  * `.ack/` folder (the signing key) and dotfiles (`.env`, `.git/...`; `.well-known/` is public by
  * design). See docs/static-files.md.
+ *
+ * Folders are judged from `base` (the entry base path) down: the folders the home itself lives in
+ * are the operator's choice, so a home under `~/.local/share` or a checkout's `.work/` still
+ * publishes its shared files. A target outside `base` is judged from the nearest folder it shares
+ * with `base`.
  */
-export function secretTargetReason(hostFilePath: string, catalogFile?: string): string | undefined {
+export function secretTargetReason(hostFilePath: string, catalogFile?: string, base = path.parse(path.resolve(hostFilePath)).root): string | undefined {
   const normal = path.resolve(hostFilePath);
-  const segments = normal.split(/[\\/]+/).filter(Boolean);
-  const base = (segments[segments.length - 1] ?? '').toLowerCase();
+  const below = path.relative(path.resolve(base), normal);
+  const segments = (path.isAbsolute(below) ? normal : below).split(/[\\/]+/).filter((seg) => seg !== '' && seg !== '..');
+  const name = (segments[segments.length - 1] ?? '').toLowerCase();
   if (catalogFile && normal === path.resolve(catalogFile)) return 'it is the catalog itself';
-  if (/^appsettings.*\.json$/.test(base)) return "it is the host's settings file";
-  if (base === 'module.json') return "it is a module's settings file";
+  if (/^appsettings.*\.json$/.test(name)) return "it is the host's settings file";
+  if (name === 'module.json') return "it is a module's settings file";
   if (segments.some((seg) => seg.toLowerCase() === '.ack')) return "it is in the host's private .ack folder (signing key)";
-  if (/\.(key|pem|pfx|p12|jks|keystore)$/.test(base)) return 'it is a key or certificate file';
+  if (/\.(key|pem|pfx|p12|jks|keystore)$/.test(name)) return 'it is a key or certificate file';
   if (segments.some((seg) => seg.startsWith('.') && seg.toLowerCase() !== '.well-known')) return 'it is a dotfile or inside a dot folder';
   return undefined;
 }
@@ -141,7 +147,7 @@ export function buildCatalog(
       return;
     }
     const absolute = resolve(host);
-    const secret = secretTargetReason(absolute, file);
+    const secret = secretTargetReason(absolute, file, resolve('.'));
     if (secret) {
       refused.push({ where, requestPath: request, hostFilePath: absolute, reason: secret });
       return;

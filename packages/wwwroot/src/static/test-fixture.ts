@@ -19,6 +19,8 @@ export interface WwwrootFixtureOptions {
   env?: NodeJS.ProcessEnv;
   /** More modules, loaded after wwwroot when named in `appSettings.LoadModules`. */
   modules?: Record<string, AckModuleFactory>;
+  /** A folder name the home is made inside (for example a dot folder). */
+  homeUnder?: string;
 }
 
 export interface WwwrootFixture extends TestHost {
@@ -35,6 +37,7 @@ export async function startWwwroot(options: WwwrootFixtureOptions = {}): Promise
       ...Object.fromEntries(Object.keys(options.modules ?? {}).map((id) => [`modules/${id}/module.json`, { ModuleID: id }])),
       ...options.files,
     },
+    options.homeUnder === undefined ? {} : { under: options.homeUnder },
   );
   // The default static root exists, as in a real home (its absence is warned about at start).
   fs.mkdirSync(path.join(home.home, 'modules', 'wwwroot', 'wwwroot'), { recursive: true });

@@ -37,6 +37,11 @@ function contractSync(url: string, fields: SyncFields, file?: string | Buffer, h
   return fetch(`${url}/contractsync`, { method: 'POST', body, headers });
 }
 
+/** The part of a `/contractsync` answer the tests read. */
+interface SyncAnswer {
+  targets: Array<{ path: string; existed: boolean }>;
+}
+
 const under = (...parts: string[]) => path.join(home!.home, ...parts);
 const read = (...parts: string[]) => fs.readFileSync(under(...parts), 'utf8');
 const leftovers = () => (fs.readdirSync(home!.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => isTemporaryFileName(path.basename(f)));
@@ -99,7 +104,7 @@ describe('POST /contractsync', () => {
     const { url } = await start();
     const res = await contractSync(url, { moduleID: 'HDS', contractType: 'transact', destFilePath: '/HDS/old.json', changeType: 'Changed' }, '{"new":true}');
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as SyncAnswer;
     expect(body).toMatchObject({ moduleID: 'HDS', contractType: 'transact', path: 'HDS/old.json', change: 'Changed', bytes: 12 });
     expect(body.targets).toEqual([
       { path: under('modules', 'HDS', 'Contracts', 'transact', 'HDS', 'old.json'), existed: true },
@@ -124,7 +129,7 @@ describe('POST /contractsync', () => {
     const { url } = await start();
     const res = await contractSync(url, { moduleID: 'myapp', contractType: 'wwwroot', destFilePath: '/js/app.js', changeType: 'Created' }, 'app()');
     expect(res.status).toBe(200);
-    expect((await res.json()).targets).toEqual([{ path: under('modules', 'myapp', 'wwwroot', 'myapp', 'js', 'app.js'), existed: false }]);
+    expect(((await res.json()) as SyncAnswer).targets).toEqual([{ path: under('modules', 'myapp', 'wwwroot', 'myapp', 'js', 'app.js'), existed: false }]);
     expect(read('modules', 'myapp', 'wwwroot', 'myapp', 'js', 'app.js')).toBe('app()');
     expect(fs.existsSync(under('contracts', 'wwwroot'))).toBe(false);
   });
@@ -133,7 +138,7 @@ describe('POST /contractsync', () => {
     const { url } = await start();
     const res = await contractSync(url, { moduleID: 'HDS', contractType: 'transact', destFilePath: 'HDS/old.json', changeType: 'Deleted' });
     expect(res.status).toBe(200);
-    expect((await res.json()).targets.map((t: { existed: boolean }) => t.existed)).toEqual([true, true]);
+    expect(((await res.json()) as SyncAnswer).targets.map((t) => t.existed)).toEqual([true, true]);
     expect(fs.existsSync(under('modules', 'HDS', 'Contracts', 'transact', 'HDS', 'old.json'))).toBe(false);
     expect(fs.existsSync(under('contracts', 'transact', 'HDS', 'old.json'))).toBe(false);
   });

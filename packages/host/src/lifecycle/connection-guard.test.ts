@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import http2 from 'node:http2';
+import type net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '../fs/safe-write.js';
 import { makeTestCertificate, moduleFiles, probeModule, rawConnection, testAppSettings, useTestHosts, waitFor } from '../test-support/index.js';
@@ -25,7 +26,9 @@ async function start(limits: Record<string, unknown> = {}, appSettings: Record<s
 
 /** An HTTP/2 connection (closed after the test); `localAddress` picks the client address. */
 async function h2(url: string, localAddress?: string): Promise<http2.ClientHttp2Session> {
-  const session = http2.connect(url, { rejectUnauthorized: false, localAddress });
+  // http2.connect hands its options on to net/tls.connect, whose `localAddress` its type leaves out.
+  const options: http2.SecureClientSessionOptions & Pick<net.TcpSocketConnectOpts, 'localAddress'> = { rejectUnauthorized: false, localAddress };
+  const session = http2.connect(url, options);
   session.on('error', () => {});
   sessions.push(session);
   await new Promise<void>((resolve, reject) => {

@@ -23,7 +23,7 @@ const echoModule: AckModuleFactory = (ctx) => {
     res.json({ ok: true });
   });
   router.get('/count', (req, res) => {
-    const session = req.session as Record<string, unknown>;
+    const session = req.session;
     session.count = Number(session.count ?? 0) + 1;
     res.json({ count: session.count });
   });
@@ -102,9 +102,9 @@ describe('WebSocket upgrades', () => {
   it('gives the handler the signed-in user and the session of the cookies', async () => {
     const { url, ws } = await startEcho();
     const signIn = await fetch(`${url}/echo/api/sign-in`);
-    const cookies = signIn.headers.getSetCookie().map((c) => c.split(';')[0]);
+    const cookies = signIn.headers.getSetCookie().map((c) => c.split(';')[0] ?? '');
     const count = await fetch(`${url}/echo/api/count`, { headers: { cookie: cookies.join('; ') } });
-    cookies.push(...count.headers.getSetCookie().map((c) => c.split(';')[0]));
+    cookies.push(...count.headers.getSetCookie().map((c) => c.split(';')[0] ?? ''));
     expect(await count.json()).toEqual({ count: 1 });
 
     const signedIn = await connect(ws, { headers: { cookie: cookies.join('; ') } });

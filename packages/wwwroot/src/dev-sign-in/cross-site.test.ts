@@ -6,7 +6,7 @@ import { cookieHeader, startSignInHost, whoami } from './test-fixture.js';
 describe('cross-site requests on cookie-authorised routes', () => {
   let t: TestHost;
   let cookie = '';
-  const crossSite = [
+  const crossSite: Array<Record<string, string>> = [
     { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
     { origin: 'http://evil.example' }, // a browser without Sec-Fetch-Site
     { origin: 'null' }, // a sandboxed frame or a redirect chain
@@ -46,7 +46,8 @@ describe('cross-site requests on cookie-authorised routes', () => {
     // Reads are not affected.
     expect((await fetch(`${t.url}/wwwroot/api/htmx/contacts`, { headers: { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
     // Same-origin pages and clients that are not browsers keep working.
-    for (const headers of [{ origin: own, 'sec-fetch-site': 'same-origin' }, { origin: own }, { 'sec-fetch-site': 'same-origin' }, {}]) {
+    const sameOrigin: Array<Record<string, string>> = [{ origin: own, 'sec-fetch-site': 'same-origin' }, { origin: own }, { 'sec-fetch-site': 'same-origin' }, {}];
+    for (const headers of sameOrigin) {
       const created = await fetch(`${t.url}/wwwroot/api/htmx/contacts`, {
         method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'name=Alice&email=a%40example.com&phone=1',
       });

@@ -43,8 +43,8 @@ async function exerciseContacts(page: Page): Promise<void> {
   const rows = page.locator('#contact-rows tr[id^="contact-"]');
   await expect.poll(() => rows.count()).toBe(10);
   // A marker that a full navigation would lose: every later step must be a fragment swap.
-  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
-  const stillSamePage = () => page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload === true);
+  await page.evaluate(() => ((globalThis as { __noReload?: boolean }).__noReload = true));
+  const stillSamePage = () => page.evaluate(() => (globalThis as { __noReload?: boolean }).__noReload === true);
 
   await page.click('#load-more button');
   await expect.poll(() => rows.count()).toBe(20);

@@ -95,8 +95,9 @@ describe('index helper APIs', () => {
     expect(byJson.status).toBe(200);
     expect((Date.parse(byJson.body.expiresAt) - Date.now()) / 60_000).toBeGreaterThan(59.9);
 
-    for (const headers of [{}, { origin: 'http://evil.example' }, { origin: 'http://screens.example:8081' }, { origin: 'null' },
-      { referer: 'http://evil.example/http://screens.example:8080' }, { origin: 'http://evil.example', referer: `${origin}/x` }]) {
+    const refusedOrigins: Array<Record<string, string>> = [{}, { origin: 'http://evil.example' }, { origin: 'http://screens.example:8081' }, { origin: 'null' },
+      { referer: 'http://evil.example/http://screens.example:8080' }, { origin: 'http://evil.example', referer: `${origin}/x` }];
+    for (const headers of refusedOrigins) {
       const refused = await getJson(`${t.url}${API}/create-id`, { headers });
       expect(refused.status, JSON.stringify(headers)).toBe(403);
       expect(refused.body.code).toBe('index.origin_not_allowed');
@@ -284,7 +285,8 @@ describe('direct-transaction wrapper', () => {
     expect(business.received.at(-1)!.body.transaction.operatorID).toBe('operator7');
 
     const before = business.received.length;
-    for (const headers of [{}, { AuthorizationKey: 'wrong' }, { AuthorizationKey: `${KEY}x` }, { AuthorizationKey: '' }, { cookie: 'tst.Member=eyJVc2VySUQiOiJ4In0=' }]) {
+    const refusedCallers: Array<Record<string, string>> = [{}, { AuthorizationKey: 'wrong' }, { AuthorizationKey: `${KEY}x` }, { AuthorizationKey: '' }, { cookie: 'tst.Member=eyJVc2VySUQiOiJ4In0=' }];
+    for (const headers of refusedCallers) {
       const res = await call(command, headers);
       expect(res.status, JSON.stringify(headers)).toBe(401);
       expect(res.body.code).toBe('index.transaction_unauthorized');

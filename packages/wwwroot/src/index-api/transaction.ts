@@ -209,7 +209,7 @@ async function readCapped(res: Response): Promise<string> {
   if (!res.body) return '';
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+  for await (const chunk of res.body) {
     total += chunk.byteLength;
     if (total > MAX_UPSTREAM_BYTES) throw new Error(`the answer is over ${MAX_UPSTREAM_BYTES} bytes`);
     chunks.push(chunk);

@@ -5,10 +5,11 @@ import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
+import { WebSocket, type ClientOptions } from 'ws';
 import type { AckModuleFactory } from '../../modules/contract.js';
 import { createTestHome, curlClient, makeTestCertificate, moduleFiles, probeModule, startTestHost, testAppSettings, type TestHost } from '../../test-support/index.js';
 
@@ -179,7 +180,9 @@ describe('behind Caddy (examples/edge/Caddyfile)', () => {
   });
 
   it('carries a WebSocket round trip through Caddy to a module of ack', async () => {
-    const socket = new WebSocket(`wss://localhost:${port}/seen/socket`, { rejectUnauthorized: false, servername: 'localhost' });
+    // ws hands its options on to tls.connect, whose `servername` its type leaves out.
+    const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = { rejectUnauthorized: false, servername: 'localhost' };
+    const socket = new WebSocket(`wss://localhost:${port}/seen/socket`, options);
     await once(socket, 'open');
     const reply = once(socket, 'message');
     socket.send('ping through the edge');

@@ -45,27 +45,44 @@ function prepareHome() {
   for (let i = 0; i < 50; i++) write(`www/tree/f${i}.txt`, text(300 + i * 10, i));
   write('shared/theme.css', text(2048, 3));
   write('shared/app.js', text(4096, 4));
-  write('config/shared_files.json', JSON.stringify({ items: [
-    { requestPath: '/shared/theme.css', hostFilePath: '../shared/theme.css' },
-    { requestPath: '/shared/app.js', hostFilePath: '../shared/app.js' },
-  ] }));
+  write(
+    'config/shared_files.json',
+    JSON.stringify({
+      items: [
+        { requestPath: '/shared/theme.css', hostFilePath: '../shared/theme.css' },
+        { requestPath: '/shared/app.js', hostFilePath: '../shared/app.js' },
+      ],
+    }),
+  );
   write('contracts/wwwroot/HDS/page.html', '<p>v1</p>');
   // The example's settings (security headers, CORS, sessions on), without log sinks.
   const settings = JSON.parse(fs.readFileSync(path.join(repo, 'examples/basic/app/appsettings.json'), 'utf8'));
   settings.AppSettings.LoadModules = ['wwwroot'];
   settings.Serilog.WriteTo = [];
   write('app/appsettings.json', JSON.stringify(settings, null, 2));
-  write('modules/wwwroot/module.json', JSON.stringify({
-    ModuleID: 'wwwroot', Version: '1.0.0',
-    ModuleConfig: {
-      ContractBasePath: '../contracts/wwwroot', WWWRootBasePath: '../www',
-      SharedFileConfigPath: '../config/shared_files.json', FileSyncTokens: [TOKEN],
-    },
-  }, null, 2));
+  write(
+    'modules/wwwroot/module.json',
+    JSON.stringify(
+      {
+        ModuleID: 'wwwroot',
+        Version: '1.0.0',
+        ModuleConfig: {
+          ContractBasePath: '../contracts/wwwroot',
+          WWWRootBasePath: '../www',
+          SharedFileConfigPath: '../config/shared_files.json',
+          FileSyncTokens: [TOKEN],
+        },
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 function temporaryFilesLeft() {
-  return fs.readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((f) => isTemporaryFileName(path.basename(f)));
+  return fs
+    .readdirSync(home, { recursive: true, encoding: 'utf8' })
+    .filter((f) => isTemporaryFileName(path.basename(f)));
 }
 
 // ---------------------------------------------------------------- host
@@ -74,9 +91,13 @@ function startHost() {
   const layoutFile = path.join(work, 'layout.json');
   fs.writeFileSync(layoutFile, JSON.stringify({ app: path.join(home, 'app') }));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', path.join(here, 'servers/ack.mjs'), layoutFile], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    const child = spawn(process.execPath, ['--expose-gc', path.join(here, 'servers/ack.mjs'), layoutFile], {
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    });
     child.once('exit', (code) => reject(new Error(`host exited (${code}) before listening`)));
-    readline.createInterface({ input: child.stdout }).once('line', (line) => resolve({ child, url: JSON.parse(line).url }));
+    readline
+      .createInterface({ input: child.stdout })
+      .once('line', (line) => resolve({ child, url: JSON.parse(line).url }));
   });
 }
 
@@ -90,21 +111,50 @@ function memory(child) {
 // ---------------------------------------------------------------- requests
 function multipart(fields, fileBytes) {
   const boundary = `----fault${Math.random().toString(16).slice(2)}`;
-  const head = Object.entries(fields).map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('')
-    + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.html"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  const head =
+    Object.entries(fields)
+      .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+      .join('') +
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.html"\r\nContent-Type: application/octet-stream\r\n\r\n`;
   const tail = `\r\n--${boundary}--\r\n`;
-  return { type: `multipart/form-data; boundary=${boundary}`, head: Buffer.from(head), file: Buffer.alloc(fileBytes, 0x61), tail: Buffer.from(tail) };
+  return {
+    type: `multipart/form-data; boundary=${boundary}`,
+    head: Buffer.from(head),
+    file: Buffer.alloc(fileBytes, 0x61),
+    tail: Buffer.from(tail),
+  };
 }
 
 const MIX = [
   [40, (i) => ({ path: ['/1k.txt', '/16k.txt', '/index.html', `/tree/f${i % 50}.txt`, '/TREE/F1.TXT'][i % 5] })],
   [15, (i) => ({ path: i % 2 ? '/shared/theme.css' : '/shared/app.js' })],
   [15, () => ({ path: '/shared-files/manifest' })],
-  [20, (i) => ({ path: ['/wwwroot/api/index/guid', '/wwwroot/api/index/id?count=3', '/wwwroot/api/index/sha256hash?text=x', '/wwwroot/api/index/check-id?requestID=x'][i % 4] })],
-  [10, (i) => {
-    const form = multipart({ moduleName: 'wwwroot', changeType: 'Changed', filePath: `HDS/bench-${i % 20}.html` }, UPLOAD_BYTES);
-    return { path: '/wwwroot/api/sync/upload', method: 'POST', headers: { authorization: AUTH, 'content-type': form.type }, body: Buffer.concat([form.head, form.file, form.tail]) };
-  }],
+  [
+    20,
+    (i) => ({
+      path: [
+        '/wwwroot/api/index/guid',
+        '/wwwroot/api/index/id?count=3',
+        '/wwwroot/api/index/sha256hash?text=x',
+        '/wwwroot/api/index/check-id?requestID=x',
+      ][i % 4],
+    }),
+  ],
+  [
+    10,
+    (i) => {
+      const form = multipart(
+        { moduleName: 'wwwroot', changeType: 'Changed', filePath: `HDS/bench-${i % 20}.html` },
+        UPLOAD_BYTES,
+      );
+      return {
+        path: '/wwwroot/api/sync/upload',
+        method: 'POST',
+        headers: { authorization: AUTH, 'content-type': form.type },
+        body: Buffer.concat([form.head, form.file, form.tail]),
+      };
+    },
+  ],
 ];
 const pick = (i) => {
   let n = i % 100;
@@ -117,11 +167,19 @@ const pick = (i) => {
 
 function send(agent, base, r) {
   return new Promise((resolve) => {
-    const req = http.request(`${base}${r.path}`, { agent, method: r.method ?? 'GET', headers: { ...r.headers, ...(r.body ? { 'content-length': r.body.length } : {}) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode }));
-      res.on('error', (err) => resolve({ error: err.code ?? err.message }));
-    });
+    const req = http.request(
+      `${base}${r.path}`,
+      {
+        agent,
+        method: r.method ?? 'GET',
+        headers: { ...r.headers, ...(r.body ? { 'content-length': r.body.length } : {}) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode }));
+        res.on('error', (err) => resolve({ error: err.code ?? err.message }));
+      },
+    );
     req.on('error', (err) => resolve({ error: err.code ?? err.message }));
     req.end(r.body);
   });
@@ -161,7 +219,9 @@ function stalledSockets(port, target, stop) {
     const socket = net.connect({ port, host: '127.0.0.1', localAddress: localAddress('127.0.0.2') });
     let text = '';
     socket.on('connect', () => {
-      socket.write(`POST /wwwroot/api/sync/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\nContent-Type: ${form.type}\r\nContent-Length: ${total}\r\n\r\n`);
+      socket.write(
+        `POST /wwwroot/api/sync/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\nContent-Type: ${form.type}\r\nContent-Length: ${total}\r\n\r\n`,
+      );
       socket.write(Buffer.concat([form.head, form.file.subarray(0, 1000)]));
     });
     socket.on('data', (d) => (text += d.toString('latin1')));
@@ -185,12 +245,17 @@ function abortedUploads(port, stop) {
   const round = () => {
     if (stop.done) return;
     stats.started++;
-    const form = multipart({ moduleName: 'wwwroot', changeType: 'Changed', filePath: `HDS/aborted-${stats.started % 10}.html` }, 2 * 1024 * 1024);
+    const form = multipart(
+      { moduleName: 'wwwroot', changeType: 'Changed', filePath: `HDS/aborted-${stats.started % 10}.html` },
+      2 * 1024 * 1024,
+    );
     const total = form.head.length + form.file.length + form.tail.length;
     const socket = net.connect({ port, host: '127.0.0.1', localAddress: localAddress('127.0.0.3') });
     socket.on('error', () => undefined);
     socket.on('connect', () => {
-      socket.write(`POST /wwwroot/api/sync/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\nContent-Type: ${form.type}\r\nContent-Length: ${total}\r\n\r\n`);
+      socket.write(
+        `POST /wwwroot/api/sync/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\nContent-Type: ${form.type}\r\nContent-Length: ${total}\r\n\r\n`,
+      );
       socket.write(Buffer.concat([form.head, form.file.subarray(0, 512 * 1024)]));
       setTimeout(() => socket.destroy(), 30);
     });
@@ -243,7 +308,14 @@ const report = {
   fivexx,
   resetsForWellBehavedClients: resets,
   errors: Object.fromEntries(load.errors),
-  stalledSockets: { target: STALLED, heldAtStart, heldAtEnd, opened: stalled.opened, cutByHost: stalled.cutByHost, answered408: stalled.answered408 },
+  stalledSockets: {
+    target: STALLED,
+    heldAtStart,
+    heldAtEnd,
+    opened: stalled.opened,
+    cutByHost: stalled.cutByHost,
+    answered408: stalled.answered408,
+  },
   abortedUploads: aborted.started,
   temporaryFilesLeft: left.length,
   rss: { before: mb(rssBefore.rss), after: mb(rssAfter.rss) },

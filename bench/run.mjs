@@ -32,10 +32,12 @@ const only = process.env.BENCH_ONLY?.split(',');
 
 function get(url, headers) {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers, agent: false }, (res) => {
-      res.resume();
-      res.once('end', () => resolve({ status: res.statusCode, headers: res.headers }));
-    }).once('error', reject);
+    http
+      .get(url, { headers, agent: false }, (res) => {
+        res.resume();
+        res.once('end', () => resolve({ status: res.statusCode, headers: res.headers }));
+      })
+      .once('error', reject);
   });
 }
 
@@ -67,7 +69,9 @@ async function main() {
   }
   const wrkVer = wrkVersion();
   if (!wrkVer) {
-    console.error('bench: wrk is not installed; install it (Debian/Ubuntu: sudo apt-get install wrk) and run pnpm bench again.');
+    console.error(
+      'bench: wrk is not installed; install it (Debian/Ubuntu: sudo apt-get install wrk) and run pnpm bench again.',
+    );
     process.exitCode = 1;
     return;
   }
@@ -76,7 +80,8 @@ async function main() {
   const scripts = writeScripts(path.join(work, 'lua'), { tree: files.tree, screen: files.screen });
   const servers = [];
   const notes = [];
-  if (!pinning) notes.push('taskset is missing or the machine has one CPU: server and wrk are not pinned to separate CPUs.');
+  if (!pinning)
+    notes.push('taskset is missing or the machine has one CPU: server and wrk are not pinned to separate CPUs.');
   let nginxVer = 'not installed';
   try {
     const arg = [files.layoutFile];
@@ -97,7 +102,9 @@ async function main() {
     servers.push(await startNode('fastify', path.join(here, 'servers/fastify-static.mjs'), arg));
     for (const n of notes) console.log(`bench: ${n}`);
     const cells = CELLS.filter((c) => !only || only.includes(c.id));
-    console.log(`bench: ${servers.map((s) => s.name).join(', ')}; ${cells.length} cells × ${ROUNDS} rounds × ${DURATION} s; ${wrkVer}, ${pinning ? 'server on CPU 0, wrk on CPU 1' : 'not pinned'}`);
+    console.log(
+      `bench: ${servers.map((s) => s.name).join(', ')}; ${cells.length} cells × ${ROUNDS} rounds × ${DURATION} s; ${wrkVer}, ${pinning ? 'server on CPU 0, wrk on CPU 1' : 'not pinned'}`,
+    );
 
     // results[cell][server] = one measurement per round
     const results = Object.fromEntries(cells.map((c) => [c.id, Object.fromEntries(servers.map((s) => [s.name, []]))]));
@@ -109,7 +116,9 @@ async function main() {
           const r = await measure(server, cell, scripts, files, round === 0);
           results[cell.id][server.name].push(r);
           const v = cell.throughput ? `${fmt(r.mbps, 1)} MB/s` : `${fmt(r.rps)} req/s`;
-          console.log(`  round ${round + 1} ${cell.label.padEnd(24)} ${server.name.padEnd(8)} ${v.padStart(14)}  server CPU ${fmt(r.serverCpu * 100)}%, wrk CPU ${fmt(r.wrkCpu * 100)}%${r.problems.length ? `  ⚠ ${r.problems.join('; ')}` : ''}`);
+          console.log(
+            `  round ${round + 1} ${cell.label.padEnd(24)} ${server.name.padEnd(8)} ${v.padStart(14)}  server CPU ${fmt(r.serverCpu * 100)}%, wrk CPU ${fmt(r.wrkCpu * 100)}%${r.problems.length ? `  ⚠ ${r.problems.join('; ')}` : ''}`,
+          );
         }
       }
     }
@@ -119,8 +128,16 @@ async function main() {
     const memory = await memoryRun(ack, scripts.tree, DURATION);
     console.log(`  RSS MiB after a full GC: ${memory.map((s) => s.gcRssMiB.toFixed(1)).join(' → ')}`);
 
-    const rows = summarize(cells, results, servers.map((s) => s.name), PEERS);
-    const table = renderTable(rows, servers.map((s) => s.name));
+    const rows = summarize(
+      cells,
+      results,
+      servers.map((s) => s.name),
+      PEERS,
+    );
+    const table = renderTable(
+      rows,
+      servers.map((s) => s.name),
+    );
     console.log('\n' + table + '\n');
     if (!process.env.BENCH_NO_DOCS) {
       const doc = renderDoc({ table, rows, memory, notes, nginxVer, wrkVer, duration: DURATION, rounds: ROUNDS, repo });

@@ -16,13 +16,23 @@ import { replaceWireSection } from './lib/report.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const work = path.join(here, '.work', 'wire');
-const ASSETS = ['/view/SYS/SYS010.html', '/lib/ack.loader.js', '/view/SYS/SYS010.css', '/view/SYS/SYS010.js', '/shared-files/manifest', '/shared/theme.css', '/shared/app-init.js'];
+const ASSETS = [
+  '/view/SYS/SYS010.html',
+  '/lib/ack.loader.js',
+  '/view/SYS/SYS010.css',
+  '/view/SYS/SYS010.js',
+  '/shared-files/manifest',
+  '/shared/theme.css',
+  '/shared/app-init.js',
+];
 
 function wireBytes(url, target) {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname, () => {
-      socket.end(`GET ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept-Encoding: gzip, deflate, br\r\nConnection: close\r\n\r\n`);
+      socket.end(
+        `GET ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept-Encoding: gzip, deflate, br\r\nConnection: close\r\n\r\n`,
+      );
     });
     const chunks = [];
     socket.on('data', (c) => chunks.push(c));
@@ -30,7 +40,11 @@ function wireBytes(url, target) {
     socket.once('close', () => {
       const all = Buffer.concat(chunks);
       const head = all.subarray(0, all.indexOf('\r\n\r\n')).toString();
-      resolve({ bytes: all.length, status: Number(head.split(' ')[1]), encoding: /content-encoding:\s*(\S+)/i.exec(head)?.[1] ?? 'identity' });
+      resolve({
+        bytes: all.length,
+        status: Number(head.split(' ')[1]),
+        encoding: /content-encoding:\s*(\S+)/i.exec(head)?.[1] ?? 'identity',
+      });
     });
   });
 }
@@ -45,8 +59,12 @@ async function startAck(compress) {
   settings.Serilog.WriteTo = [];
   fs.writeFileSync(file, JSON.stringify(settings));
   fs.writeFileSync(path.join(work, `${compress}.json`), JSON.stringify({ app: path.join(home, 'app') }));
-  const child = spawn(process.execPath, [path.join(here, 'servers/ack.mjs'), path.join(work, `${compress}.json`)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const url = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(JSON.parse(String(d).split('\n')[0]).url)));
+  const child = spawn(process.execPath, [path.join(here, 'servers/ack.mjs'), path.join(work, `${compress}.json`)], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const url = await new Promise((resolve) =>
+    child.stdout.once('data', (d) => resolve(JSON.parse(String(d).split('\n')[0]).url)),
+  );
   return { url, stop: () => child.kill('SIGTERM') };
 }
 
@@ -56,12 +74,25 @@ async function startNginx(gzipStatic) {
   const home = path.join(work, gzipStatic ? 'nginx-gzip-static' : 'nginx-plain');
   fs.cpSync(path.join(repo, 'examples/basic'), home, { recursive: true });
   const www = path.join(home, 'modules/wwwroot/wwwroot');
-  const files = [path.join(home, 'contracts/wwwroot/HDS/SYS/SYS010.html'), path.join(home, 'contracts/wwwroot/HDS/SYS/SYS010.css'), path.join(home, 'contracts/wwwroot/HDS/SYS/SYS010.js'), path.join(www, 'lib/ack.loader.js'), path.join(home, 'shared/theme.css'), path.join(home, 'shared/app-init.js')];
+  const files = [
+    path.join(home, 'contracts/wwwroot/HDS/SYS/SYS010.html'),
+    path.join(home, 'contracts/wwwroot/HDS/SYS/SYS010.css'),
+    path.join(home, 'contracts/wwwroot/HDS/SYS/SYS010.js'),
+    path.join(www, 'lib/ack.loader.js'),
+    path.join(home, 'shared/theme.css'),
+    path.join(home, 'shared/app-init.js'),
+  ];
   const manifest = path.join(home, 'manifest.json');
   const items = JSON.parse(fs.readFileSync(path.join(home, 'config/shared_files.json'), 'utf8')).items;
   fs.writeFileSync(manifest, JSON.stringify(items.map((i) => ({ requestPath: i.requestPath }))));
-  if (gzipStatic) for (const f of [...files, manifest]) fs.writeFileSync(`${f}.gz`, zlib.gzipSync(fs.readFileSync(f), { level: 9 }));
-  const port = await new Promise((resolve) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
+  if (gzipStatic)
+    for (const f of [...files, manifest]) fs.writeFileSync(`${f}.gz`, zlib.gzipSync(fs.readFileSync(f), { level: 9 }));
+  const port = await new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
   const conf = `worker_processes 1; daemon off; pid ${home}/nginx.pid; error_log ${home}/error.log warn;
 events {}
 http { include /etc/nginx/mime.types; access_log off; gzip_static ${gzipStatic ? 'on' : 'off'};
@@ -73,7 +104,9 @@ http { include /etc/nginx/mime.types; access_log off; gzip_static ${gzipStatic ?
     location = /shared-files/manifest { default_type application/json; alias ${manifest}; }
   } }`;
   fs.writeFileSync(path.join(home, 'nginx.conf'), conf);
-  const child = spawn(bin, ['-c', path.join(home, 'nginx.conf'), '-p', home, '-e', path.join(home, 'error.log')], { stdio: 'ignore' });
+  const child = spawn(bin, ['-c', path.join(home, 'nginx.conf'), '-p', home, '-e', path.join(home, 'error.log')], {
+    stdio: 'ignore',
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
@@ -102,9 +135,18 @@ async function main() {
       for (const asset of ASSETS) cells.push(await wireBytes(server.url, asset));
       columns.push({ name, cells });
     }
-    const lines = [`| asset | ${columns.map((c) => c.name).join(' | ')} |`, `|---|${columns.map(() => '---').join('|')}|`];
-    ASSETS.forEach((asset, i) => lines.push(`| \`${asset}\` | ${columns.map((c) => `${c.cells[i].bytes.toLocaleString('en-US')} (${c.cells[i].encoding}${c.cells[i].status === 200 ? '' : `, ${c.cells[i].status}`})`).join(' | ')} |`));
-    lines.push(`| **total** | ${columns.map((c) => `**${c.cells.reduce((n, x) => n + x.bytes, 0).toLocaleString('en-US')}**`).join(' | ')} |`);
+    const lines = [
+      `| asset | ${columns.map((c) => c.name).join(' | ')} |`,
+      `|---|${columns.map(() => '---').join('|')}|`,
+    ];
+    ASSETS.forEach((asset, i) =>
+      lines.push(
+        `| \`${asset}\` | ${columns.map((c) => `${c.cells[i].bytes.toLocaleString('en-US')} (${c.cells[i].encoding}${c.cells[i].status === 200 ? '' : `, ${c.cells[i].status}`})`).join(' | ')} |`,
+      ),
+    );
+    lines.push(
+      `| **total** | ${columns.map((c) => `**${c.cells.reduce((n, x) => n + x.bytes, 0).toLocaleString('en-US')}**`).join(' | ')} |`,
+    );
     const table = lines.join('\n');
     console.log(table);
     const section = `\`pnpm bench:wire\` (${new Date().toISOString().slice(0, 10)}): every byte of each response (status line, headers and

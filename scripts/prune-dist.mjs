@@ -17,7 +17,9 @@ let removed = 0;
 function prune(dir) {
   const entries = fs.readdirSync(dir, { withFileTypes: true });
   // Every file is judged before any is removed (removing `X.d.ts` first must not spare `X.js`).
-  const declared = new Set(entries.filter((e) => e.isFile() && e.name.endsWith('.d.ts')).map((e) => e.name.slice(0, -'.d.ts'.length)));
+  const declared = new Set(
+    entries.filter((e) => e.isFile() && e.name.endsWith('.d.ts')).map((e) => e.name.slice(0, -'.d.ts'.length)),
+  );
   const stale = entries.filter((entry) => {
     const m = entry.isFile() ? OUTPUT.exec(entry.name) : null;
     if (!m) return false;

@@ -26,23 +26,42 @@ test('removes the compiler output of a source that is gone, and nothing else', (
   write(dir, {
     'src/kept.ts': 'export {};',
     'src/serving/moved.ts': 'export {};',
-    'dist/kept.js': '', 'dist/kept.js.map': map('../src/kept.ts'), 'dist/kept.d.ts': '', 'dist/kept.d.ts.map': map('../src/kept.ts'),
-    'dist/serving/moved.js': '', 'dist/serving/moved.d.ts': '',
+    'dist/kept.js': '',
+    'dist/kept.js.map': map('../src/kept.ts'),
+    'dist/kept.d.ts': '',
+    'dist/kept.d.ts.map': map('../src/kept.ts'),
+    'dist/serving/moved.js': '',
+    'dist/serving/moved.d.ts': '',
     // The old place of moved.ts: every output goes, then its empty folder.
-    'dist/engine/moved.js': '', 'dist/engine/moved.js.map': map('../../src/engine/moved.ts'), 'dist/engine/moved.d.ts': '', 'dist/engine/moved.d.ts.map': map('../../src/engine/moved.ts'),
+    'dist/engine/moved.js': '',
+    'dist/engine/moved.js.map': map('../../src/engine/moved.ts'),
+    'dist/engine/moved.d.ts': '',
+    'dist/engine/moved.d.ts.map': map('../../src/engine/moved.ts'),
     // A half-pruned leftover: no declaration beside it, but a one-source map.
-    'dist/old.js': '', 'dist/old.js.map': map('../src/old.ts'),
+    'dist/old.js': '',
+    'dist/old.js.map': map('../src/old.ts'),
     // A bundle (several sources in its map) and other files are not the compiler's.
-    'dist/bundle.js': '', 'dist/bundle.js.map': JSON.stringify({ version: 3, sources: ['../src/kept.ts', '../src/serving/moved.ts'] }), 'dist/bundle.mjs': '',
+    'dist/bundle.js': '',
+    'dist/bundle.js.map': JSON.stringify({ version: 3, sources: ['../src/kept.ts', '../src/serving/moved.ts'] }),
+    'dist/bundle.mjs': '',
     'dist/notes.txt': '',
   });
   const out = execFileSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' });
   expect(out).toBe(`${path.basename(dir)}: removed 6 stale file(s) from dist/\n`);
-  const left = (fs.readdirSync(path.join(dir, 'dist'), { recursive: true }) as string[]).map((p) => p.split(path.sep).join('/')).sort();
+  const left = (fs.readdirSync(path.join(dir, 'dist'), { recursive: true }) as string[])
+    .map((p) => p.split(path.sep).join('/'))
+    .sort();
   expect(left).toEqual([
-    'bundle.js', 'bundle.js.map', 'bundle.mjs',
-    'kept.d.ts', 'kept.d.ts.map', 'kept.js', 'kept.js.map',
+    'bundle.js',
+    'bundle.js.map',
+    'bundle.mjs',
+    'kept.d.ts',
+    'kept.d.ts.map',
+    'kept.js',
+    'kept.js.map',
     'notes.txt',
-    'serving', 'serving/moved.d.ts', 'serving/moved.js',
+    'serving',
+    'serving/moved.d.ts',
+    'serving/moved.js',
   ]);
 });

@@ -62,14 +62,23 @@ try {
   wwwroot.ModuleConfig.FileSyncTokens = [syncToken];
   fs.writeFileSync(wwwrootJson, JSON.stringify(wwwroot, null, 2) + '\n');
   const started = Date.now();
-  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts'], {
-    cwd: project,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  execFileSync(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts'],
+    {
+      cwd: project,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   step(`npm install into an empty project: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   for (const name of PACKAGES) {
-    const installed = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', '@ack', name, 'package.json'), 'utf8'));
-    if (installed.version !== JSON.parse(fs.readFileSync(path.join(repo, 'packages', name, 'package.json'), 'utf8')).version) {
+    const installed = JSON.parse(
+      fs.readFileSync(path.join(project, 'node_modules', '@ack', name, 'package.json'), 'utf8'),
+    );
+    if (
+      installed.version !==
+      JSON.parse(fs.readFileSync(path.join(repo, 'packages', name, 'package.json'), 'utf8')).version
+    ) {
       fail(`@ack/${name}: npm installed ${installed.version}, not the packed version`);
     }
   }
@@ -98,8 +107,11 @@ try {
   const loaderFile = path.join(project, 'node_modules', '@ack', 'loader', 'dist', 'ack.loader.js');
   if (!fs.existsSync(loaderFile)) fail('@ack/loader has no dist/ack.loader.js');
 
-  const devCert = JSON.parse(execFileSync(ack, ['dev-cert', '--app-dir', 'app', '--json'], { cwd: project, encoding: 'utf8' }));
-  if (devCert.ok !== true || !fs.existsSync(devCert.cert ?? '') || !/DNS:localhost/.test(devCert.subjectAltName ?? '')) fail(`ack dev-cert --json printed ${JSON.stringify(devCert)}`);
+  const devCert = JSON.parse(
+    execFileSync(ack, ['dev-cert', '--app-dir', 'app', '--json'], { cwd: project, encoding: 'utf8' }),
+  );
+  if (devCert.ok !== true || !fs.existsSync(devCert.cert ?? '') || !/DNS:localhost/.test(devCert.subjectAltName ?? ''))
+    fail(`ack dev-cert --json printed ${JSON.stringify(devCert)}`);
   else {
     step('ack dev-cert --json made the development certificate');
     await runServeHttps(ack, fs.readFileSync(devCert.cert));
@@ -136,12 +148,18 @@ function checkTarball(name, file) {
     if (!files.has(required)) fail(`@ack/${name}: tarball has no ${required}`);
   }
   for (const p of listing) {
-    if (/(^|\/)(test-support|__tests__)\//.test(p) || /\.test\.[cm]?[jt]s(\.map)?$/.test(p) || /test-fixture/.test(p) || /tsbuildinfo$/.test(p)) {
+    if (
+      /(^|\/)(test-support|__tests__)\//.test(p) ||
+      /\.test\.[cm]?[jt]s(\.map)?$/.test(p) ||
+      /test-fixture/.test(p) ||
+      /tsbuildinfo$/.test(p)
+    ) {
       fail(`@ack/${name}: ships ${p}, which is for this repository's tests`);
     }
   }
   for (const target of Object.values(exportTargets(manifest.exports))) {
-    if (!files.has(target.replace(/^\.\//, ''))) fail(`@ack/${name}: exports name ${target}, which is not in the tarball`);
+    if (!files.has(target.replace(/^\.\//, '')))
+      fail(`@ack/${name}: exports name ${target}, which is not in the tarball`);
   }
   for (const bin of Object.values(manifest.bin ?? {})) {
     if (!files.has(bin.replace(/^\.\//, ''))) fail(`@ack/${name}: bin ${bin} is not in the tarball`);
@@ -151,16 +169,22 @@ function checkTarball(name, file) {
   execFileSync('tar', ['-xzf', file, '-C', unpacked]);
   // Every package the shipped code imports (or resolves) at run time is a dependency, and every one
   // its declarations import has its types among the dependencies: npm installs nothing else.
-  const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+  const declared = new Set([
+    ...Object.keys(manifest.dependencies ?? {}),
+    ...Object.keys(manifest.peerDependencies ?? {}),
+  ]);
   const builtins = new Set(builtinModules);
   for (const p of listing.filter((f) => f.startsWith('dist/') && /\.(m?js|d\.ts)$/.test(f))) {
     const text = fs.readFileSync(path.join(unpacked, 'package', p), 'utf8');
-    for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|(?:\brequire|\))\.resolve\(\s*)['"]([^'"./][^'"]*)['"]/g)) {
+    for (const m of text.matchAll(
+      /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|(?:\brequire|\))\.resolve\(\s*)['"]([^'"./][^'"]*)['"]/g,
+    )) {
       const specifier = m[1];
       if (specifier.startsWith('node:') || builtins.has(specifier)) continue;
       const pkgName = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
       const types = `@types/${pkgName.replace(/^@([^/]+)\/(.+)$/, '$1__$2')}`;
-      if (!declared.has(pkgName) && !(p.endsWith('.d.ts') && declared.has(types))) fail(`@ack/${name}: ${p} imports ${specifier}, which is not among its dependencies`);
+      if (!declared.has(pkgName) && !(p.endsWith('.d.ts') && declared.has(types)))
+        fail(`@ack/${name}: ${p} imports ${specifier}, which is not among its dependencies`);
     }
   }
   // Every source map must point at sources that ship, or a debugger shows nothing.
@@ -184,7 +208,11 @@ function exportTargets(exports, out = {}) {
 
 /** Starts `args` in the project and waits for a line matching `ready`; resolves with the child, its match and its output so far. */
 async function start(command, args, ready, what) {
-  const child = spawn(command, args, { cwd: project, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: project,
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   const match = await new Promise((resolve, reject) => {
@@ -215,7 +243,12 @@ async function stop(child) {
 function upgradeStatus(url, path) {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(path, url), {
-      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64') },
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'),
+      },
       timeout: 10_000,
     });
     req.on('upgrade', (res, socket) => {
@@ -234,18 +267,28 @@ function upgradeStatus(url, path) {
 
 /** Starts the compiled consumer on a free port and asks it for a module route, a static file, the loader, a socket and an upload. */
 async function runConsumer(ack) {
-  const { child, match, output } = await start(process.execPath, ['dist/main.js'], /listening on (http:\/\/\S+)/, 'the consumer');
+  const { child, match, output } = await start(
+    process.execPath,
+    ['dist/main.js'],
+    /listening on (http:\/\/\S+)/,
+    'the consumer',
+  );
   const url = match[1];
   step(`consumer host started from code on ${url}`);
 
   const hello = await fetch(`${url}/greeter/api/hello?name=release`);
   const body = await hello.json();
-  if (hello.status !== 200 || body.greeting !== 'Hello, release') fail(`custom module route answered ${hello.status} ${JSON.stringify(body)}`);
+  if (hello.status !== 200 || body.greeting !== 'Hello, release')
+    fail(`custom module route answered ${hello.status} ${JSON.stringify(body)}`);
   else step('custom module route answered: GET /greeter/api/hello -> 200');
 
   const missing = await fetch(`${url}/greeter/api/orders/42`);
   const problem = await missing.json();
-  if (missing.status !== 404 || !missing.headers.get('content-type')?.startsWith('application/problem+json') || problem.code !== 'greeter.no_such_order') {
+  if (
+    missing.status !== 404 ||
+    !missing.headers.get('content-type')?.startsWith('application/problem+json') ||
+    problem.code !== 'greeter.no_such_order'
+  ) {
     fail(`a module's ProblemError answered ${missing.status} ${JSON.stringify(problem)}`);
   } else step('a module ProblemError became a problem+json 404');
 
@@ -255,7 +298,8 @@ async function runConsumer(ack) {
   else step('static file answered: GET /index.html -> 200');
 
   const loader = await fetch(`${url}/wwwroot/api/loader/ack.loader.js`);
-  if (loader.status !== 200 || !(await loader.text()).includes('AckLoader')) fail(`the loader served by the wwwroot module answered ${loader.status}`);
+  if (loader.status !== 200 || !(await loader.text()).includes('AckLoader'))
+    fail(`the loader served by the wwwroot module answered ${loader.status}`);
   else step('the wwwroot module serves the loader from the installed @ack/loader');
 
   // The live-reload socket (RunningEnvironment D): a WebSocket upgrade through the installed ws.
@@ -267,11 +311,16 @@ async function runConsumer(ack) {
   const screen = path.join(work, 'hello.html');
   fs.writeFileSync(screen, '<h1>pushed by the release check</h1>');
   try {
-    execFileSync(ack, ['sync', 'upload', screen, '--module', 'wwwroot', '--path', 'EMB/hello.html', '--url', url], { cwd: project, encoding: 'utf8', env: { ...process.env, ACK_SYNC_TOKEN: syncToken } });
+    execFileSync(ack, ['sync', 'upload', screen, '--module', 'wwwroot', '--path', 'EMB/hello.html', '--url', url], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, ACK_SYNC_TOKEN: syncToken },
+    });
     // Contract screens are served from <ContractBasePath>/<ApplicationID>/ (EMB) under /view/.
     const pushed = await fetch(`${url}/view/hello.html`);
     const text = await pushed.text();
-    if (pushed.status !== 200 || !text.includes('pushed by the release check')) fail(`the uploaded screen answered ${pushed.status}`);
+    if (pushed.status !== 200 || !text.includes('pushed by the release check'))
+      fail(`the uploaded screen answered ${pushed.status}`);
     else step('ack sync upload pushed a screen (through busboy), served at /view/hello.html');
   } catch (err) {
     fail(`ack sync upload failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
@@ -284,7 +333,12 @@ async function runConsumer(ack) {
 
 /** The installed `ack serve --https-port` on the consumer home: a static file over HTTP/2 with the development certificate. */
 async function runServeHttps(ack, ca) {
-  const { child, match, output } = await start(ack, ['serve', '--app-dir', 'app', '--port', '0', '--https-port', '0'], /endpoint Https on (https:\/\/\S+) \(h2, http\/1\.1\)/, 'ack serve --https-port');
+  const { child, match, output } = await start(
+    ack,
+    ['serve', '--app-dir', 'app', '--port', '0', '--https-port', '0'],
+    /endpoint Https on (https:\/\/\S+) \(h2, http\/1\.1\)/,
+    'ack serve --https-port',
+  );
   const url = match[1];
   const session = http2.connect(url, { ca });
   try {
@@ -299,8 +353,12 @@ async function runServeHttps(ack, ca) {
       stream.on('end', () => resolve({ status, body, alpn: session.alpnProtocol }));
       stream.on('error', reject);
     });
-    if (answer.status !== 200 || answer.alpn !== 'h2' || !answer.body.includes('ack embedded')) fail(`ack serve --https-port answered ${answer.status} over ${answer.alpn}`);
-    else step(`ack serve --https-port answered over HTTP/2 with the development certificate: GET ${url}/index.html -> 200`);
+    if (answer.status !== 200 || answer.alpn !== 'h2' || !answer.body.includes('ack embedded'))
+      fail(`ack serve --https-port answered ${answer.status} over ${answer.alpn}`);
+    else
+      step(
+        `ack serve --https-port answered over HTTP/2 with the development certificate: GET ${url}/index.html -> 200`,
+      );
   } finally {
     session.close();
   }

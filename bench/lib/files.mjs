@@ -15,12 +15,13 @@ transition opacity contract screen loader module request response header status 
 value name items length index map filter reduce push slice splice keys entries assign freeze`.split(/\s+/);
 
 function words(bytes, seed) {
-  let s = seed * 2654435761 % 2 ** 32;
+  let s = (seed * 2654435761) % 2 ** 32;
   const out = [];
   let n = 0;
   while (n < bytes) {
     s = (s * 1103515245 + 12345) % 2 ** 31;
-    const w = WORDS[s % WORDS.length] + ((s >> 8) % 9 === 0 ? ';\n' : (s >> 8) % 5 === 0 ? '(' + (s % 997) + ') ' : ' ');
+    const w =
+      WORDS[s % WORDS.length] + ((s >> 8) % 9 === 0 ? ';\n' : (s >> 8) % 5 === 0 ? '(' + (s % 997) + ') ' : ' ');
     out.push(w);
     n += w.length;
   }
@@ -67,7 +68,10 @@ export function prepareFiles(work, repo) {
     const body = words(size, i + 11);
     write(`www/screen/${name}`, body);
     write(`www/screen/${name}.gz`, zlib.gzipSync(body, { level: 9 }));
-    write(`www/screen/${name}.br`, zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }));
+    write(
+      `www/screen/${name}.br`,
+      zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }),
+    );
     screen.push(`/screen/${name}`);
   });
   const sharedFile = write('shared/theme.css', letters(1024, 4));
@@ -87,11 +91,35 @@ export function prepareFiles(work, repo) {
   example.AppSettings.LoadModules = ['wwwroot'];
   example.Serilog.WriteTo = [];
   write('app/appsettings.json', JSON.stringify(example, null, 2));
-  write('modules/wwwroot/module.json', JSON.stringify({
-    ModuleID: 'wwwroot', Name: 'wwwroot', Version: '1.0.0',
-    ModuleConfig: { ContractRequestPath: 'view', ContractBasePath: '../contracts/wwwroot', WWWRootBasePath: '../www', SharedFileConfigPath: '../config/shared_files.json' },
-  }, null, 2));
-  const layout = { home, www, app: path.join(home, 'app'), sharedFile, sharedDir: path.dirname(sharedFile), manifestJson, manifestFile, tree, screen };
+  write(
+    'modules/wwwroot/module.json',
+    JSON.stringify(
+      {
+        ModuleID: 'wwwroot',
+        Name: 'wwwroot',
+        Version: '1.0.0',
+        ModuleConfig: {
+          ContractRequestPath: 'view',
+          ContractBasePath: '../contracts/wwwroot',
+          WWWRootBasePath: '../www',
+          SharedFileConfigPath: '../config/shared_files.json',
+        },
+      },
+      null,
+      2,
+    ),
+  );
+  const layout = {
+    home,
+    www,
+    app: path.join(home, 'app'),
+    sharedFile,
+    sharedDir: path.dirname(sharedFile),
+    manifestJson,
+    manifestFile,
+    tree,
+    screen,
+  };
   fs.writeFileSync(path.join(work, 'layout.json'), JSON.stringify(layout));
   return { ...layout, layoutFile: path.join(work, 'layout.json') };
 }

@@ -15,7 +15,9 @@ export function summarize(cells, results, names, peers) {
     const ceiling = r.ceiling ? ratio((i) => r.ceiling[i].value) : NaN;
     const nginx = r.nginx ? ratio((i) => r.nginx[i].value) : NaN;
     const peer = ratio(bestPeer);
-    const workers = r['ack-w2'] ? median(Array.from({ length: rounds }, (_, i) => r['ack-w2'][i].value / r.ack[i].value)) : NaN;
+    const workers = r['ack-w2']
+      ? median(Array.from({ length: rounds }, (_, i) => r['ack-w2'][i].value / r.ack[i].value))
+      : NaN;
     const goals = [];
     if (cell.ceiling) goals.push([`≥ ${cell.ceiling}x ceiling`, ceiling >= cell.ceiling]);
     if (cell.peers) goals.push([`≥ ${cell.peers}x best peer`, peer >= cell.peers]);
@@ -32,31 +34,46 @@ export function summarize(cells, results, names, peers) {
 }
 
 export function renderTable(rows, names) {
-  const head = ['cell', ...names, 'ack/ceiling', 'ack/nginx', 'ack/best peer', 'ack-w2/ack', 'goals', 'wrk CPU (max)', 'ack CPU'];
+  const head = [
+    'cell',
+    ...names,
+    'ack/ceiling',
+    'ack/nginx',
+    'ack/best peer',
+    'ack-w2/ack',
+    'goals',
+    'wrk CPU (max)',
+    'ack CPU',
+  ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const row of rows) {
     const unit = row.cell.throughput ? 1 : 0;
-    lines.push(`| ${[
-      row.cell.label,
-      ...names.map((n) => fmt(row.medians[n], unit)),
-      `${fmt(row.ratios.ceiling, 2)}x`,
-      `${fmt(row.ratios.nginx, 2)}x`,
-      `${fmt(row.ratios.peer, 2)}x`,
-      `${fmt(row.ratios.workers, 2)}x`,
-      row.goals.map(([g, ok]) => `${g}: ${ok ? 'met' : '**not met**'}`).join('; ') || '',
-      `${fmt(row.wrkCpu * 100)}%`,
-      `${fmt(row.ackCpu * 100)}%`,
-    ].join(' | ')} |${row.problems.length ? ` ⚠ ${row.problems.join('; ')}` : ''}`);
+    lines.push(
+      `| ${[
+        row.cell.label,
+        ...names.map((n) => fmt(row.medians[n], unit)),
+        `${fmt(row.ratios.ceiling, 2)}x`,
+        `${fmt(row.ratios.nginx, 2)}x`,
+        `${fmt(row.ratios.peer, 2)}x`,
+        `${fmt(row.ratios.workers, 2)}x`,
+        row.goals.map(([g, ok]) => `${g}: ${ok ? 'met' : '**not met**'}`).join('; ') || '',
+        `${fmt(row.wrkCpu * 100)}%`,
+        `${fmt(row.ackCpu * 100)}%`,
+      ].join(' | ')} |${row.problems.length ? ` ⚠ ${row.problems.join('; ')}` : ''}`,
+    );
   }
   return lines.join('\n');
 }
 
 /** RSS of our host after a full GC, sampled after each of a few runs across the 5,000-file tree. */
 export async function memoryRun(server, script, seconds, samples = 5) {
-  const memoryOf = () => new Promise((resolve) => {
-    server.child.once('message', ({ after }) => resolve({ gcRssMiB: after.rss / 2 ** 20, heapMiB: after.heapUsed / 2 ** 20 }));
-    server.child.send('memory');
-  });
+  const memoryOf = () =>
+    new Promise((resolve) => {
+      server.child.once('message', ({ after }) =>
+        resolve({ gcRssMiB: after.rss / 2 ** 20, heapMiB: after.heapUsed / 2 ** 20 }),
+      );
+      server.child.send('memory');
+    });
   const out = [await memoryOf()];
   for (let i = 0; i < samples; i++) {
     await wrk({ url: server.url, seconds, script });
@@ -86,7 +103,10 @@ export function replaceWireSection(docFile, section) {
   const a = text.indexOf(WIRE_START);
   const b = text.indexOf(WIRE_END);
   const block = `${WIRE_START}\n${section}\n${WIRE_END}`;
-  fs.writeFileSync(docFile, a !== -1 && b > a ? text.slice(0, a) + block + text.slice(b + WIRE_END.length) : `${text}\n${block}\n`);
+  fs.writeFileSync(
+    docFile,
+    a !== -1 && b > a ? text.slice(0, a) + block + text.slice(b + WIRE_END.length) : `${text}\n${block}\n`,
+  );
 }
 
 export function renderDoc({ table, memory, notes, nginxVer, wrkVer, duration, rounds, repo }) {
@@ -96,7 +116,8 @@ export function renderDoc({ table, memory, notes, nginxVer, wrkVer, duration, ro
       return JSON.parse(fs.readFileSync(path.join(repo, 'node_modules', pkg, 'package.json'), 'utf8')).version;
     } catch {
       try {
-        return JSON.parse(fs.readFileSync(path.join(repo, 'packages/host/node_modules', pkg, 'package.json'), 'utf8')).version;
+        return JSON.parse(fs.readFileSync(path.join(repo, 'packages/host/node_modules', pkg, 'package.json'), 'utf8'))
+          .version;
       } catch {
         return 'unknown';
       }

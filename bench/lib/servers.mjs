@@ -30,7 +30,19 @@ export async function startAckWorkers(name, layoutFile, repo) {
   const appDir = JSON.parse(fs.readFileSync(layoutFile, 'utf8')).app;
   const port = await freePort();
   const bin = path.join(repo, 'packages/cli/dist/bin.js');
-  const [cmd, ...rest] = pinned(0, [process.execPath, bin, 'serve', '--app-dir', appDir, '--port', String(port), '--host', '127.0.0.1', '--workers', '2']);
+  const [cmd, ...rest] = pinned(0, [
+    process.execPath,
+    bin,
+    'serve',
+    '--app-dir',
+    appDir,
+    '--port',
+    String(port),
+    '--host',
+    '127.0.0.1',
+    '--workers',
+    '2',
+  ]);
   const child = spawn(cmd, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   await new Promise((resolve, reject) => {

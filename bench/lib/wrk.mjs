@@ -29,13 +29,16 @@ export function writeScripts(dir, lists) {
   fs.writeFileSync(scripts.plain, SUMMARY);
   for (const [name, paths] of Object.entries(lists)) {
     const file = path.join(dir, `${name}.lua`);
-    fs.writeFileSync(file, `local paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}
+    fs.writeFileSync(
+      file,
+      `local paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}
 local n = 0
 request = function()
   n = n + 1
   return wrk.format(nil, paths[(n % #paths) + 1])
 end
-${SUMMARY}`);
+${SUMMARY}`,
+    );
     scripts[name] = file;
   }
   return scripts;

@@ -8,7 +8,15 @@ import path from 'node:path';
 import { listen } from './listen.mjs';
 
 const layout = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const types = { '.txt': 'text/plain; charset=utf-8', '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.html': 'text/html; charset=utf-8', '.svg': 'image/svg+xml', '.bin': 'application/octet-stream', '.json': 'application/json; charset=utf-8' };
+const types = {
+  '.txt': 'text/plain; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.bin': 'application/octet-stream',
+  '.json': 'application/json; charset=utf-8',
+};
 
 function entry(file, extra = {}) {
   const body = fs.readFileSync(file);
@@ -16,7 +24,19 @@ function entry(file, extra = {}) {
   const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs * 1000).toString(16)}"`;
   const lastModified = new Date(Math.floor(st.mtimeMs / 1000) * 1000).toUTCString();
   const type = types[path.extname(file.replace(/\.(br|gz)$/, ''))] ?? 'application/octet-stream';
-  return { body, etag, lastModified, headers: { 'Content-Type': type, ETag: etag, 'Last-Modified': lastModified, 'Cache-Control': 'no-cache', 'Content-Length': body.length, ...extra } };
+  return {
+    body,
+    etag,
+    lastModified,
+    headers: {
+      'Content-Type': type,
+      ETag: etag,
+      'Last-Modified': lastModified,
+      'Cache-Control': 'no-cache',
+      'Content-Length': body.length,
+      ...extra,
+    },
+  };
 }
 
 const files = new Map();
@@ -30,10 +50,23 @@ const walk = (dir, prefix) => {
 walk(layout.www, '');
 for (const url of layout.screen) {
   const file = path.join(layout.www, url);
-  files.set(url, { ...entry(file, { Vary: 'Accept-Encoding' }), br: entry(`${file}.br`, { Vary: 'Accept-Encoding', 'Content-Encoding': 'br' }), gz: entry(`${file}.gz`, { Vary: 'Accept-Encoding', 'Content-Encoding': 'gzip' }) });
+  files.set(url, {
+    ...entry(file, { Vary: 'Accept-Encoding' }),
+    br: entry(`${file}.br`, { Vary: 'Accept-Encoding', 'Content-Encoding': 'br' }),
+    gz: entry(`${file}.gz`, { Vary: 'Accept-Encoding', 'Content-Encoding': 'gzip' }),
+  });
 }
 files.set('/shared/theme.css', entry(layout.sharedFile));
-files.set('/shared-files/manifest', { ...entry(layout.manifestFile), etag: '"m"', headers: { 'Content-Type': 'application/json; charset=utf-8', ETag: '"m"', 'Cache-Control': 'no-cache', 'Content-Length': Buffer.byteLength(layout.manifestJson) } });
+files.set('/shared-files/manifest', {
+  ...entry(layout.manifestFile),
+  etag: '"m"',
+  headers: {
+    'Content-Type': 'application/json; charset=utf-8',
+    ETag: '"m"',
+    'Cache-Control': 'no-cache',
+    'Content-Length': Buffer.byteLength(layout.manifestJson),
+  },
+});
 const notFound = Buffer.from('Not Found');
 
 const server = http.createServer((req, res) => {

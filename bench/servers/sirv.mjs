@@ -15,7 +15,11 @@ const server = http.createServer((req, res) => {
     res.end('Not Found');
   };
   if (req.url === '/shared-files/manifest') {
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', 'Content-Length': manifest.length });
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-cache',
+      'Content-Length': manifest.length,
+    });
     return res.end(manifest);
   }
   if (req.url === '/shared/theme.css') {

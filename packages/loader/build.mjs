@@ -23,8 +23,19 @@ const common = {
 };
 
 export const bundleOptions = {
-  iife: { ...common, entryPoints: [path.join(here, 'src/iife.ts')], format: 'iife', globalName: 'AckLoader', outfile: path.join(distDir, 'ack.loader.js') },
-  esm: { ...common, entryPoints: [path.join(here, 'src/index.ts')], format: 'esm', outfile: path.join(distDir, 'ack.loader.mjs') },
+  iife: {
+    ...common,
+    entryPoints: [path.join(here, 'src/iife.ts')],
+    format: 'iife',
+    globalName: 'AckLoader',
+    outfile: path.join(distDir, 'ack.loader.js'),
+  },
+  esm: {
+    ...common,
+    entryPoints: [path.join(here, 'src/index.ts')],
+    format: 'esm',
+    outfile: path.join(distDir, 'ack.loader.mjs'),
+  },
 };
 
 /** Builds both bundles in memory: `{ iife: { code, map }, esm: { code, map } }`. */
@@ -64,5 +75,7 @@ export async function build() {
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const out = await build();
   const { gzipSync } = await import('node:zlib');
-  console.log(`@ack/loader: ack.loader.js ${out.iife.code.length} B, ${gzipSync(out.iife.code, { level: 9 }).length} B gzip`);
+  console.log(
+    `@ack/loader: ack.loader.js ${out.iife.code.length} B, ${gzipSync(out.iife.code, { level: 9 }).length} B gzip`,
+  );
 }

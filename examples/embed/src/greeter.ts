@@ -16,7 +16,11 @@ export const greeterModule: AckModuleFactory = (ctx) => {
 
   // Errors are thrown as problems; the host writes them as application/problem+json.
   router.get('/orders/:id', (req) => {
-    throw new ProblemError({ status: 404, code: 'greeter.no_such_order', detail: `There is no order ${req.params['id'] ?? ''}.` });
+    throw new ProblemError({
+      status: 404,
+      code: 'greeter.no_such_order',
+      detail: `There is no order ${req.params['id'] ?? ''}.`,
+    });
   });
 
   ctx.logger.info('ready: GET /greeter/api/hello');

@@ -8,6 +8,7 @@ export function parsePort(value: string): number {
 
 export function parseWorkers(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('a number of workers from 0 (one per core) to 256');
+  if (!Number.isInteger(n) || n < 0 || n > 256)
+    throw new InvalidArgumentError('a number of workers from 0 (one per core) to 256');
   return n;
 }

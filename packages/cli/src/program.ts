@@ -20,7 +20,9 @@ export function buildProgram(): Command {
     .version(HOST_VERSION)
     .exitOverride()
     // A usage error is one line on stderr, `ack: ...`, like every other error (not the whole help).
-    .configureOutput({ outputError: (text, write) => write(`ack: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`) });
+    .configureOutput({
+      outputError: (text, write) => write(`ack: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`),
+    });
   registerServe(program);
   registerInit(program);
   registerCheck(program);

@@ -2,7 +2,16 @@ import type http from 'node:http';
 import path from 'node:path';
 import express, { type Express } from 'express';
 import compression from 'compression';
-import type { AckRequest, ContractChange, ContractSyncEvent, HostServices, HostSessions, ModuleRegistry, ModuleRoutes, RawHandler } from './modules/contract.js';
+import type {
+  AckRequest,
+  ContractChange,
+  ContractSyncEvent,
+  HostServices,
+  HostSessions,
+  ModuleRegistry,
+  ModuleRoutes,
+  RawHandler,
+} from './modules/contract.js';
 import { loadHostSettings } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
 import type { HostSettings } from './settings/schema.js';
@@ -41,7 +50,6 @@ export interface CreateHostOptions {
   env?: NodeJS.ProcessEnv;
   logging?: LoggingOptions;
 }
-
 
 export interface AckHost {
   readonly settings: HostSettings;
@@ -86,19 +94,32 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   logger.debug('effective settings ' + JSON.stringify(redactSettings(settings)));
   for (const warning of warnings) logger.warn(warning);
   const app = settings.AppSettings;
-  const keys = createKeyring(app.Security.SigningKey, path.join(paths.serviceHome, '.ack', 'signing.key'), app.Security.PreviousSigningKeys);
+  const keys = createKeyring(
+    app.Security.SigningKey,
+    path.join(paths.serviceHome, '.ack', 'signing.key'),
+    app.Security.PreviousSigningKeys,
+  );
 
   // Before the modules: a shared store that cannot be reached stops start-up (docs/sessions.md).
   let sessionState: SessionState | undefined;
   try {
-    sessionState = await createSessionState(app.SessionState, keys.keys('session').map((k) => k.toString('hex')), settingsFile, logger.child('session'));
+    sessionState = await createSessionState(
+      app.SessionState,
+      keys.keys('session').map((k) => k.toString('hex')),
+      settingsFile,
+      logger.child('session'),
+    );
   } catch (err) {
     await logging.close();
     throw err;
   }
 
   const hostSessions: HostSessions = { store: sessionState?.store, sharedStore: sessionState?.shared };
-  const accessChecks = createFailureThrottle(app.Security.MaxFailedAccessChecks, parseTimeSpanMs(app.Security.FailedAccessCheckWindow), logger.child('access'));
+  const accessChecks = createFailureThrottle(
+    app.Security.MaxFailedAccessChecks,
+    parseTimeSpanMs(app.Security.FailedAccessCheckWindow),
+    logger.child('access'),
+  );
 
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
@@ -139,7 +160,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     if (origin !== 'peer') return;
     logger.debug(`cache invalidation from another worker: ${describeInvalidation(event)}`);
     if (event.kind === 'contract') {
-      refreshContract(event.moduleId, event.change).catch((err: unknown) => logger.error(`module ${event.moduleId} failed to refresh its contracts`, err as Error));
+      refreshContract(event.moduleId, event.change).catch((err: unknown) =>
+        logger.error(`module ${event.moduleId} failed to refresh its contracts`, err as Error),
+      );
     } else if (event.kind === 'contract-sync') {
       deliverContractSync(event.event);
     } else if (event.kind === 'sign-out') {
@@ -194,7 +217,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   const edge = createEdge(settings, paths, logger);
   // The access file holds the combined lines alone, so that log tools read it as they are.
-  if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '') logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
+  if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')
+    logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
   const publicHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.public ?? []);
   const staticHandlers: RawHandler[] = loaded.flatMap((m) => m.contributions.static ?? []);
   const routes: ModuleRoutes[] = [
@@ -242,13 +266,18 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     const fail = (err: unknown) => respondError(err, req, res);
     const toRoutes = () => expressApp(req, res);
     const toStatic = () => {
-      if ((req.method === 'GET' || req.method === 'HEAD') && staticHandlers.length > 0 && !underRoute(req.ack.path.folded)) {
+      if (
+        (req.method === 'GET' || req.method === 'HEAD') &&
+        staticHandlers.length > 0 &&
+        !underRoute(req.ack.path.folded)
+      ) {
         // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and
         // sign-in only read cookies): answer it here, without minting a session for every miss.
         runHandlers(staticHandlers, req, res, () => sendNotFound(req, res), fail);
       } else toRoutes();
     };
-    const toPublic = () => (publicHandlers.length > 0 ? runHandlers(publicHandlers, req, res, toStatic, fail) : toStatic());
+    const toPublic = () =>
+      publicHandlers.length > 0 ? runHandlers(publicHandlers, req, res, toStatic, fail) : toStatic();
     try {
       edge.begin(req, res);
     } catch (err) {
@@ -267,17 +296,32 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   // Endpoint settings are checked here.
   let listeners: Listeners;
   try {
-    listeners = new Listeners(settings, paths, {
-      http1: (req, res) => onRequest(req as AckRequest, res, http1App),
-      http2: (request, response) => {
-        const { req, res } = adaptHttp2(http2App, request, response);
-        // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
-        if (headerListBytes(request.rawHeaders) > MAX_HEADER_BYTES) {
-          return sendProblem(res, { status: 431, code: 'request.headers_too_large', detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.` }, req.method);
-        }
-        onRequest(req, res, http2App);
+    listeners = new Listeners(
+      settings,
+      paths,
+      {
+        http1: (req, res) => onRequest(req as AckRequest, res, http1App),
+        http2: (request, response) => {
+          const { req, res } = adaptHttp2(http2App, request, response);
+          // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
+          if (headerListBytes(request.rawHeaders) > MAX_HEADER_BYTES) {
+            return sendProblem(
+              res,
+              {
+                status: 431,
+                code: 'request.headers_too_large',
+                detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.`,
+              },
+              req.method,
+            );
+          }
+          onRequest(req, res, http2App);
+        },
       },
-    }, logger, createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger), upgrades);
+      logger,
+      createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger),
+      upgrades,
+    );
   } catch (err) {
     return abandon(err);
   }
@@ -325,7 +369,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
         }
         accessChecks.close();
         invalidation.close();
-        await sessionState?.close().catch((err: unknown) => logger.error('session store failed to close', err as Error));
+        await sessionState
+          ?.close()
+          .catch((err: unknown) => logger.error('session store failed to close', err as Error));
         await logging.close();
       })();
       return closing;
@@ -335,7 +381,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   for (const s of result.skipped) logger.info(`module ${s.id} skipped: ${s.reason}`);
   for (const m of loaded) logger.info(`module ${m.id} loaded from ${m.directory}`);
   if (loaded.length === 0) {
-    logger.warn(`no module loaded: every request will be answered 404 (AppSettings:LoadModules names ${app.LoadModules.length === 0 ? 'none' : app.LoadModules.join(', ')}; modules are looked for in ${paths.resolve(app.LoadModuleBasePath)})`);
+    logger.warn(
+      `no module loaded: every request will be answered 404 (AppSettings:LoadModules names ${app.LoadModules.length === 0 ? 'none' : app.LoadModules.join(', ')}; modules are looked for in ${paths.resolve(app.LoadModuleBasePath)})`,
+    );
   }
   return host;
 }

@@ -35,7 +35,14 @@ export { canonicalize as readAsDotNet } from './settings/schema-walk.js';
 export type { UnknownKey, UnknownKeyOptions } from './settings/unknown-keys.js';
 export * from './settings/schema.js';
 export { parseTimeSpanMs } from './settings/time-span.js';
-export { redactSettings, redactSecretsInText, redactText, redactValue, isSecretKey, REDACTED } from './settings/redact.js';
+export {
+  redactSettings,
+  redactSecretsInText,
+  redactText,
+  redactValue,
+  isSecretKey,
+  REDACTED,
+} from './settings/redact.js';
 export type { Logger } from './logging/logger.js';
 export { createHostPaths } from './paths/host-paths.js';
 export type { HostPaths } from './paths/host-paths.js';
@@ -62,7 +69,12 @@ export type { ChangeType, ContractType } from './contract-sync/targets.js';
 export { createDevCertificate, devCertificateFiles, hasDevCertificate } from './lifecycle/dev-cert.js';
 export { ensureDevCertificate, planEndpoints } from './lifecycle/listeners.js';
 export type { ListeningEndpoint } from './lifecycle/listeners.js';
-export { createInvalidationBus, describeInvalidation, isInvalidateMessage, INVALIDATE_MESSAGE } from './cluster/invalidation.js';
+export {
+  createInvalidationBus,
+  describeInvalidation,
+  isInvalidateMessage,
+  INVALIDATE_MESSAGE,
+} from './cluster/invalidation.js';
 export type { Invalidation, InvalidationBus, InvalidationOrigin, InvalidateMessage } from './cluster/invalidation.js';
 export { Primary, READY_MESSAGE, STOP_MESSAGE } from './cluster/primary.js';
 export type { SharedSessionStore } from './session/store-base.js';

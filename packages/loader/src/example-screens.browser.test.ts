@@ -9,9 +9,10 @@ import { exampleHome, startExampleHost } from './test-support/hosts.js';
 // The example's business screens in Chromium, against the example host as `pnpm start` serves it.
 // Each test also takes the screenshot shown in the README: into docs/images/ with
 // ACK_UPDATE_SCREENSHOTS=1 (then commit them), into a temporary folder otherwise.
-const shots = process.env.ACK_UPDATE_SCREENSHOTS === '1'
-  ? path.resolve(exampleHome, '../../docs/images')
-  : fs.mkdtempSync(path.join(os.tmpdir(), 'ack-screens-'));
+const shots =
+  process.env.ACK_UPDATE_SCREENSHOTS === '1'
+    ? path.resolve(exampleHome, '../../docs/images')
+    : fs.mkdtempSync(path.join(os.tmpdir(), 'ack-screens-'));
 const ACCENT = 'rgb(11, 110, 79)';
 
 const example = useExampleInBrowser(startExampleHost);
@@ -58,7 +59,11 @@ describe('example screens', () => {
       await screenshot(page, 'example-orders');
 
       await page.click('#new-order');
-      await page.waitForFunction(() => /^New order, id [0-9a-f]{32} from the host\.$/.test(document.getElementById('detail-status')!.textContent ?? ''));
+      await page.waitForFunction(() =>
+        /^New order, id [0-9a-f]{32} from the host\.$/.test(
+          document.getElementById('detail-status')!.textContent ?? '',
+        ),
+      );
       await page.fill('#f-customer', 'Wide World Importers');
       await page.fill('#f-amount', '99.5');
       await page.click('#detail button[type="submit"]');
@@ -93,7 +98,11 @@ describe('example screens', () => {
       await page.setViewportSize({ width: 1200, height: 760 });
       await page.goto(`${example.url}/`);
       expect(await themed(page)).toEqual({ bar: ACCENT, h1: ACCENT });
-      expect(await page.$$eval('.ack-tiles a', (as) => as.map((a) => a.getAttribute('href')))).toEqual(['/view/ORD/ORD010.html', '/htmx/contacts.html', '/loader-demo.html']);
+      expect(await page.$$eval('.ack-tiles a', (as) => as.map((a) => a.getAttribute('href')))).toEqual([
+        '/view/ORD/ORD010.html',
+        '/htmx/contacts.html',
+        '/loader-demo.html',
+      ]);
       await screenshot(page, 'example-home');
       expect(pageErrors).toEqual([]);
     } finally {

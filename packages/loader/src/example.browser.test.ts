@@ -45,7 +45,11 @@ describe('example host: /loader-demo.html', () => {
       // The shared style sheet is applied (theme.css: h1 in the accent colour, body surface).
       const h1 = await page.evaluate(() => {
         const style = getComputedStyle(document.querySelector('h1')!);
-        return { color: style.color, border: style.borderBottomColor, background: getComputedStyle(document.body).backgroundColor };
+        return {
+          color: style.color,
+          border: style.borderBottomColor,
+          background: getComputedStyle(document.body).backgroundColor,
+        };
       });
       expect(h1).toEqual({ color: 'rgb(11, 110, 79)', border: 'rgb(11, 110, 79)', background: 'rgb(238, 245, 241)' });
 
@@ -69,7 +73,9 @@ describe('example host: /loader-demo.html', () => {
       const settings = await page.evaluate(() => JSON.parse(document.getElementById('settings')!.textContent!));
       expect(settings).toEqual(JSON.parse(shared('settings.json')));
       const shown = await page.evaluate(() =>
-        Object.fromEntries([...document.querySelectorAll('[data-setting]')].map((e) => [e.getAttribute('data-setting'), e.textContent])),
+        Object.fromEntries(
+          [...document.querySelectorAll('[data-setting]')].map((e) => [e.getAttribute('data-setting'), e.textContent]),
+        ),
       );
       expect(shown).toEqual({
         applicationName: 'ack example',
@@ -82,7 +88,9 @@ describe('example host: /loader-demo.html', () => {
       expect(await page.textContent('#terms-view')).toBe(shared('terms.txt'));
 
       // Nothing went wrong: an empty loader log, no script errors.
-      expect(await page.evaluate(() => (window as unknown as { AckLoader: { log: unknown[] } }).AckLoader.log)).toEqual([]);
+      expect(await page.evaluate(() => (window as unknown as { AckLoader: { log: unknown[] } }).AckLoader.log)).toEqual(
+        [],
+      );
       expect(await page.textContent('#log-view')).toBe('No problems.');
       expect(pageErrors).toEqual([]);
     } finally {

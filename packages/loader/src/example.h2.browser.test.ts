@@ -20,7 +20,10 @@ beforeAll(async () => {
   const cert = makeTestCertificate(certDir);
   [browser, { host }] = await Promise.all([
     launchChromium(['--ignore-certificate-errors']),
-    startExampleHost({ env: { AppSettings__ServerDevCertFilePath: cert.cert, AppSettings__ServerDevCertKeyFilePath: cert.key }, tlsPort: 0 }),
+    startExampleHost({
+      env: { AppSettings__ServerDevCertFilePath: cert.cert, AppSettings__ServerDevCertKeyFilePath: cert.key },
+      tlsPort: 0,
+    }),
   ]);
 });
 afterAll(async () => {
@@ -36,11 +39,21 @@ describe('example screen over HTTPS in Chromium', () => {
       await page.waitForFunction(() => document.documentElement.getAttribute('data-screen') === 'ready');
       const protocols = await page.evaluate(() => ({
         page: (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).nextHopProtocol,
-        resources: (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((r) => [new URL(r.name).pathname, r.nextHopProtocol]),
+        resources: (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((r) => [
+          new URL(r.name).pathname,
+          r.nextHopProtocol,
+        ]),
       }));
       expect(protocols.page).toBe('h2');
       const paths = protocols.resources.map(([p]) => p);
-      expect(paths).toEqual(expect.arrayContaining(['/lib/ack.loader.js', '/view/SYS/SYS010.css', '/view/SYS/SYS010.js', '/shared-files/manifest']));
+      expect(paths).toEqual(
+        expect.arrayContaining([
+          '/lib/ack.loader.js',
+          '/view/SYS/SYS010.css',
+          '/view/SYS/SYS010.js',
+          '/shared-files/manifest',
+        ]),
+      );
       for (const [, protocol] of protocols.resources) expect(protocol).toBe('h2');
       expect(await page.textContent('#sys010-status')).toMatch(/^Ready: 0 loader problem/);
       expect(pageErrors).toEqual([]);

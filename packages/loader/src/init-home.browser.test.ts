@@ -78,7 +78,10 @@ describe('ack init', () => {
       await page.goto(`${url}/`);
       await page.waitForSelector('#greeting[data-state="ready"]', { timeout: 15_000 });
       expect(await page.textContent('#greeting')).toBe('Hello from a shared file (Your company)');
-      expect(await page.$$eval('#joined li', (lis) => lis.map((li) => li.textContent))).toEqual(['joined /shared/theme.css', 'joined /shared/app-settings.json']);
+      expect(await page.$$eval('#joined li', (lis) => lis.map((li) => li.textContent))).toEqual([
+        'joined /shared/theme.css',
+        'joined /shared/app-settings.json',
+      ]);
       // The shared theme is applied: the h1 takes its accent colour.
       expect(await page.evaluate(() => getComputedStyle(document.querySelector('h1')!).color)).toBe('rgb(11, 110, 79)');
       expect(pageErrors).toEqual([]);
@@ -89,7 +92,10 @@ describe('ack init', () => {
     // The printed token pushes a screen that is then served under /view/.
     const screen = path.join(dir, 'hello.html');
     fs.writeFileSync(screen, '<h1>pushed</h1>');
-    const upload = await ack(['sync', 'upload', screen, '--module', 'wwwroot', '--path', 'HDS/hello.html', '--url', url], { ACK_SYNC_TOKEN: token! });
+    const upload = await ack(
+      ['sync', 'upload', screen, '--module', 'wwwroot', '--path', 'HDS/hello.html', '--url', url],
+      { ACK_SYNC_TOKEN: token! },
+    );
     expect(upload.code, upload.stderr).toBe(0);
     expect(await (await fetch(`${url}/view/hello.html`)).text()).toBe('<h1>pushed</h1>');
   });

@@ -33,7 +33,10 @@ afterEach(async () => {
 async function screenHome(): Promise<TestHome> {
   const { iife } = await bundle();
   const home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], RunningEnvironment: 'D' } }), {
-    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared.json' } },
+    'modules/wwwroot/module.json': {
+      ModuleID: 'wwwroot',
+      ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared.json' },
+    },
     'config/shared.json': { items: [{ requestPath: '/shared/base.css', hostFilePath: '../shared/base.css' }] },
     'shared/base.css': 'body { margin: 0 }',
     'modules/wwwroot/wwwroot/lib/ack.loader.js': iife.code,
@@ -47,7 +50,12 @@ async function screenHome(): Promise<TestHome> {
 }
 
 async function startHost(home: TestHome, port = 0): Promise<{ host: AckHost; url: string }> {
-  const host = await createHost({ appDir: home.appDir, modules: { wwwroot: wwwrootModule }, env: {}, logging: { quiet: true } });
+  const host = await createHost({
+    appDir: home.appDir,
+    modules: { wwwroot: wwwrootModule },
+    env: {},
+    logging: { quiet: true },
+  });
   running.push(host);
   const url = await host.listen({ port, host: '127.0.0.1' });
   return { host, url };
@@ -56,10 +64,14 @@ async function startHost(home: TestHome, port = 0): Promise<{ host: AckHost; url
 /** `ack sync upload` of one file into the wwwroot contract folder. */
 async function syncUpload(home: TestHome, url: string, remotePath: string, content: string): Promise<void> {
   const local = home.write(`work/${path.basename(remotePath)}`, content);
-  const run = await promisify(execFile)(process.execPath, [ACK_BIN, 'sync', 'upload', local, '--module', 'wwwroot', '--path', remotePath, '--url', url], {
-    env: { ...process.env, ACK_SYNC_TOKEN: TOKEN },
-    timeout: 30_000,
-  });
+  const run = await promisify(execFile)(
+    process.execPath,
+    [ACK_BIN, 'sync', 'upload', local, '--module', 'wwwroot', '--path', remotePath, '--url', url],
+    {
+      env: { ...process.env, ACK_SYNC_TOKEN: TOKEN },
+      timeout: 30_000,
+    },
+  );
   expect(run.stdout).toContain(`Changed ${remotePath}`);
 }
 
@@ -92,11 +104,20 @@ describe('live reload in Chromium', () => {
     expect(await titleColor(page)).toBe('rgb(0, 0, 255)');
 
     await syncUpload(home, url, 'HDS/screen.css', '#title { color: rgb(255, 0, 0) }');
-    await page.waitForFunction(() => getComputedStyle(document.getElementById('title')!).color === 'rgb(255, 0, 0)', undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => getComputedStyle(document.getElementById('title')!).color === 'rgb(255, 0, 0)',
+      undefined,
+      { timeout: 10_000 },
+    );
     expect(await marker(page)).toBe('kept');
 
     const reloaded = page.waitForEvent('load', { timeout: 10_000 });
-    await syncUpload(home, url, 'HDS/screen.html', '<!doctype html><html><head><link rel="stylesheet" href="/view/screen.css"></head><body><h1 id="title">v2</h1></body></html>');
+    await syncUpload(
+      home,
+      url,
+      'HDS/screen.html',
+      '<!doctype html><html><head><link rel="stylesheet" href="/view/screen.css"></head><body><h1 id="title">v2</h1></body></html>',
+    );
     await reloaded;
     expect(await page.textContent('#title')).toBe('v2');
     expect(await marker(page)).toBeNull();
@@ -113,7 +134,11 @@ describe('live reload in Chromium', () => {
     const second = await startHost(home, port);
     await expect.poll(() => second.host.upgrades.open, { timeout: 20_000 }).toBe(1);
     await syncUpload(home, second.url, 'HDS/screen.css', '#title { color: rgb(0, 128, 0) }');
-    await page.waitForFunction(() => getComputedStyle(document.getElementById('title')!).color === 'rgb(0, 128, 0)', undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => getComputedStyle(document.getElementById('title')!).color === 'rgb(0, 128, 0)',
+      undefined,
+      { timeout: 10_000 },
+    );
     expect(await marker(page)).toBe('kept');
     await page.close();
   });

@@ -10,7 +10,8 @@ import { closedPort, startLoaderHome } from './test-support/hosts.js';
 // manifest path to answer 500 or a body that is not JSON.
 
 /** The first script is large, so that a loader that ran scripts as they arrive would misorder them. */
-const ORDER = (name: string, pad = 0) => `/*${'x'.repeat(pad)}*/(window.sharedOrder = window.sharedOrder || []).push(${JSON.stringify(name)});\n`;
+const ORDER = (name: string, pad = 0) =>
+  `/*${'x'.repeat(pad)}*/(window.sharedOrder = window.sharedOrder || []).push(${JSON.stringify(name)});\n`;
 const SHARED: Record<string, string> = {
   'theme.css': 'h1 { color: rgb(0, 128, 0); letter-spacing: 1px; }\n',
   'more.css': 'h1 { letter-spacing: 3px; }\n',
@@ -26,11 +27,11 @@ const SHARED: Record<string, string> = {
   'plain.txt': 'plain text\n',
   'table.csv': 'id,name\n1,Ada\n',
   'config.yaml': 'key: value\n',
-  'LICENSE': 'MIT\n',
+  LICENSE: 'MIT\n',
   'my-app.settings.json': '{"ok":true}',
   'other-settings.xml': '<dup/>',
   'broken.json': '{ not json',
-  'dotfile': 'no id',
+  dotfile: 'no id',
 };
 const ITEMS = [
   ['/shared/theme.css', 'theme.css'],
@@ -80,14 +81,25 @@ loader.start().then(function (r) { window.esm.result = r; });
 
 /** How the module in front of wwwroot answers the manifest path: pass, 500, a non-JSON body, a JSON object. */
 let manifestAnswer: 'pass' | '500' | 'invalid' | 'object' | 'odd entries' = 'pass';
-const ODD_ENTRIES = [{ requestPath: '//127.0.0.1:9/evil.js' }, { requestPath: 5 }, null, 'x.js', { requestPath: '/shared/plain.txt' }];
+const ODD_ENTRIES = [
+  { requestPath: '//127.0.0.1:9/evil.js' },
+  { requestPath: 5 },
+  null,
+  'x.js',
+  { requestPath: '/shared/plain.txt' },
+];
 const manifestGate: AckModuleFactory = () => ({
   public: [
     (req, res, next) => {
       if (req.ack.rawPath !== '/shared-files/manifest' || manifestAnswer === 'pass') return next();
       res.statusCode = manifestAnswer === '500' ? 500 : 200;
       res.setHeader('Content-Type', 'application/json');
-      const bodies = { '500': '{"status":500}', invalid: '[{"requestPath": "/shared/theme.css"', object: '{"items":[]}', 'odd entries': JSON.stringify(ODD_ENTRIES) };
+      const bodies = {
+        '500': '{"status":500}',
+        invalid: '[{"requestPath": "/shared/theme.css"',
+        object: '{"items":[]}',
+        'odd entries': JSON.stringify(ODD_ENTRIES),
+      };
       res.end(bodies[manifestAnswer]);
     },
   ],
@@ -113,7 +125,8 @@ beforeAll(async () => {
         'prefixed.html': page('data-ack-autoload data-ack-id-prefix="shared_"'),
         'clash.html': page('data-ack-autoload', '<h1>probe</h1><div id="plain">page element</div>'),
         'joined.html': page('', '<h1>probe</h1><script src="/joined.js"></script>'),
-        'esm.html': '<!doctype html><html><head><script type="module" src="/esm.js"></script></head><body><h1>esm</h1></body></html>',
+        'esm.html':
+          '<!doctype html><html><head><script type="module" src="/esm.js"></script></head><body><h1>esm</h1></body></html>',
       },
     }),
   ]);
@@ -133,10 +146,14 @@ async function openAndWait(path: string): Promise<Page> {
   await current.page.goto(`${home.url}${path}`);
   const { page: p, console: lines, pageErrors } = current;
   await p
-    .waitForFunction(() => {
-      const probe = (window as unknown as { probe?: { ready?: unknown; event?: unknown } }).probe;
-      return Boolean(probe?.ready && probe.event);
-    }, undefined, { timeout: 15_000 })
+    .waitForFunction(
+      () => {
+        const probe = (window as unknown as { probe?: { ready?: unknown; event?: unknown } }).probe;
+        return Boolean(probe?.ready && probe.event);
+      },
+      undefined,
+      { timeout: 15_000 },
+    )
     .catch((e: Error) => {
       throw new Error(`${e.message}\nconsole: ${lines.join('\n')}\npage errors: ${pageErrors.join('\n')}`);
     });
@@ -148,14 +165,21 @@ interface LogEntry {
   message: string;
   url?: string;
 }
-const loaderLog = (p: Page) => p.evaluate(() => (window as unknown as { AckLoader: { log: LogEntry[] } }).AckLoader.log);
+const loaderLog = (p: Page) =>
+  p.evaluate(() => (window as unknown as { AckLoader: { log: LogEntry[] } }).AckLoader.log);
 const probe = (p: Page) =>
-  p.evaluate(() => (window as unknown as { probe: { started: boolean; ready: { log: LogEntry[] }; event: { log: LogEntry[] } } }).probe);
+  p.evaluate(
+    () =>
+      (window as unknown as { probe: { started: boolean; ready: { log: LogEntry[] }; event: { log: LogEntry[] } } })
+        .probe,
+  );
 
 describe('standalone (data-ack-autoload)', () => {
   it('adds the styles as <link rel="stylesheet"> in manifest order, and they apply', async () => {
     const p = await openAndWait('/auto.html');
-    const links = await p.evaluate(() => [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.getAttribute('href')));
+    const links = await p.evaluate(() =>
+      [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.getAttribute('href')),
+    );
     expect(links).toEqual(['/shared/theme.css', '/shared/more.css']);
     // theme.css colours the heading; more.css, later in the manifest, wins the letter-spacing.
     const h1 = await p.evaluate(() => {
@@ -167,9 +191,15 @@ describe('standalone (data-ack-autoload)', () => {
 
   it('runs the shared scripts in manifest order, before the end is announced', async () => {
     const p = await openAndWait('/auto.html');
-    const scripts = await p.evaluate(() => [...document.querySelectorAll('script[src^="/shared/"]')].map((s) => s.getAttribute('src')));
+    const scripts = await p.evaluate(() =>
+      [...document.querySelectorAll('script[src^="/shared/"]')].map((s) => s.getAttribute('src')),
+    );
     expect(scripts).toEqual(['/shared/c-first.js', '/shared/a-second.js', '/shared/b-third.js', '/shared/gone.js']);
-    expect(await p.evaluate(() => (window as unknown as { sharedOrder: string[] }).sharedOrder)).toEqual(['c-first', 'a-second', 'b-third']);
+    expect(await p.evaluate(() => (window as unknown as { sharedOrder: string[] }).sharedOrder)).toEqual([
+      'c-first',
+      'a-second',
+      'b-third',
+    ]);
   });
 
   it('adds every other file to <head> as an inert text asset with the type of the table and its ID', async () => {
@@ -189,12 +219,27 @@ describe('standalone (data-ack-autoload)', () => {
       { id: 'my_app_settings', type: 'application/json', src: '/shared/my-app.settings.json' },
     ]);
     // Content, read through the ID as a screen does, is the file byte for byte (UTF-8 too).
-    const read = await p.evaluate((ids) => ids.map((id) => document.getElementById(id)?.textContent), assets.map((a) => a.id));
+    const read = await p.evaluate(
+      (ids) => ids.map((id) => document.getElementById(id)?.textContent),
+      assets.map((a) => a.id),
+    );
     expect(read).toEqual([
-      SHARED['settings.json'], SHARED['frag.html'], SHARED['page.htm'], SHARED['data.xml'], SHARED['notes.md'], SHARED['plain.txt'],
-      SHARED['table.csv'], SHARED['config.yaml'], SHARED['LICENSE'], SHARED['LOUD.CSS'], SHARED['my-app.settings.json'],
+      SHARED['settings.json'],
+      SHARED['frag.html'],
+      SHARED['page.htm'],
+      SHARED['data.xml'],
+      SHARED['notes.md'],
+      SHARED['plain.txt'],
+      SHARED['table.csv'],
+      SHARED['config.yaml'],
+      SHARED['LICENSE'],
+      SHARED['LOUD.CSS'],
+      SHARED['my-app.settings.json'],
     ]);
-    expect(await p.evaluate(() => JSON.parse(document.getElementById('settings')!.textContent!))).toEqual({ pageSize: 25, title: 'Grüße, 안녕' });
+    expect(await p.evaluate(() => JSON.parse(document.getElementById('settings')!.textContent!))).toEqual({
+      pageSize: 25,
+      title: 'Grüße, 안녕',
+    });
     // Inert: the markup inside a text/html asset did not run.
     expect(await p.evaluate(() => (window as unknown as { injected?: boolean }).injected)).toBeUndefined();
     expect(current!.pageErrors).toEqual([]);
@@ -215,7 +260,12 @@ describe('standalone (data-ack-autoload)', () => {
       ['error', '/shared/dup/settings.xml'],
       ['warn', '/shared/.dotfile'],
     ]);
-    expect(log.slice(2).map((e) => [e.level, e.url]).sort()).toEqual([
+    expect(
+      log
+        .slice(2)
+        .map((e) => [e.level, e.url])
+        .sort(),
+    ).toEqual([
       ['error', '/shared/broken.json'],
       ['error', '/shared/gone.js'],
       ['error', '/shared/missing.txt'],
@@ -257,7 +307,9 @@ describe('standalone (data-ack-autoload)', () => {
   it('reads the manifest and files from data-ack-base-url (a host under another origin or prefix)', async () => {
     home.writePage('based.html', page(`data-ack-autoload data-ack-base-url="${home.url}/"`));
     const p = await openAndWait('/based.html');
-    const links = await p.evaluate(() => [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.getAttribute('href')));
+    const links = await p.evaluate(() =>
+      [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.getAttribute('href')),
+    );
     expect(links).toEqual([`${home.url}/shared/theme.css`, `${home.url}/shared/more.css`]);
     expect((await textAssetsOf(p)).find((a) => a.id === 'settings')?.src).toBe(`${home.url}/shared/settings.json`);
   });
@@ -320,10 +372,22 @@ describe('joined to an existing screen loader', () => {
     current = await observedPage(browser);
     const p = current.page;
     await p.goto(`${home.url}/joined.html`);
-    await p.waitForFunction(() => Boolean((window as unknown as { lists?: { result?: unknown } }).lists?.result), undefined, { timeout: 10_000 });
-    const lists = await p.evaluate(() => (window as unknown as { lists: { styles: string[]; scripts: string[] } }).lists);
+    await p.waitForFunction(
+      () => Boolean((window as unknown as { lists?: { result?: unknown } }).lists?.result),
+      undefined,
+      { timeout: 10_000 },
+    );
+    const lists = await p.evaluate(
+      () => (window as unknown as { lists: { styles: string[]; scripts: string[] } }).lists,
+    );
     expect(lists.styles).toEqual(['/own.css', '/shared/theme.css', '/shared/more.css']);
-    expect(lists.scripts).toEqual(['/own.js', '/shared/c-first.js', '/shared/a-second.js', '/shared/b-third.js', '/shared/gone.js']);
+    expect(lists.scripts).toEqual([
+      '/own.js',
+      '/shared/c-first.js',
+      '/shared/a-second.js',
+      '/shared/b-third.js',
+      '/shared/gone.js',
+    ]);
     expect((await textAssetsOf(p)).map((a) => a.id)).toContain('settings');
     // Styles and scripts are the screen loader's to load: none were added or run, and without the
     // attribute the bundle did not start on its own.
@@ -338,8 +402,16 @@ describe('joined to an existing screen loader', () => {
     current = await observedPage(browser);
     const p = current.page;
     await p.goto(`${home.url}/esm.html`);
-    await p.waitForFunction(() => Boolean((window as unknown as { esm?: { result?: unknown } }).esm?.result), undefined, { timeout: 10_000 });
-    expect(await p.evaluate(() => (window as unknown as { sharedOrder: string[] }).sharedOrder)).toEqual(['c-first', 'a-second', 'b-third']);
+    await p.waitForFunction(
+      () => Boolean((window as unknown as { esm?: { result?: unknown } }).esm?.result),
+      undefined,
+      { timeout: 10_000 },
+    );
+    expect(await p.evaluate(() => (window as unknown as { sharedOrder: string[] }).sharedOrder)).toEqual([
+      'c-first',
+      'a-second',
+      'b-third',
+    ]);
     expect((await textAssetsOf(p)).map((a) => a.id)).toContain('settings');
     expect(await p.evaluate(() => getComputedStyle(document.querySelector('h1')!).color)).toBe('rgb(0, 128, 0)');
   });

@@ -79,7 +79,11 @@ const fetchText = async (url: string, timeout: number) => (await fetchOk(url, ti
  * as an inert text asset, and resolves when the text assets are in. Loading the styles and
  * scripts stays the caller's job. Never rejects: problems go to the loader log.
  */
-export async function joinSharedFiles(styles: string[], scripts: string[], options: LoaderOptions = {}): Promise<LoaderResult> {
+export async function joinSharedFiles(
+  styles: string[],
+  scripts: string[],
+  options: LoaderOptions = {},
+): Promise<LoaderResult> {
   const base = (options.baseUrl ?? '').replace(/\/+$/, '');
   const timeout = options.timeout ?? 10000;
   const result: LoaderResult = { styles: [], scripts: [], textAssets: [], log: [] };
@@ -121,7 +125,8 @@ export async function joinSharedFiles(styles: string[], scripts: string[], optio
       const type = textAssetType(path);
       if (!id) problem('text asset skipped: its file name gives no ID', url, 'warn');
       // Rule 3: one ID, one element; the first keeps it, the second is reported and left out.
-      else if (ids.has(id) || document.getElementById(id)) problem('text asset skipped: duplicate ID "' + id + '"', url);
+      else if (ids.has(id) || document.getElementById(id))
+        problem('text asset skipped: duplicate ID "' + id + '"', url);
       else {
         ids.add(id);
         pending.push(
@@ -188,7 +193,8 @@ export async function start(options: LoaderOptions = {}): Promise<LoaderResult> 
   await Promise.all(loads);
   // Announce only once the page is parsed, so every script of the page has had its chance to
   // listen, even when the manifest failed at once.
-  if (document.readyState === 'loading') await new Promise((parsed) => document.addEventListener('DOMContentLoaded', parsed, { once: true }));
+  if (document.readyState === 'loading')
+    await new Promise((parsed) => document.addEventListener('DOMContentLoaded', parsed, { once: true }));
   announceReady(result);
   document.dispatchEvent(new CustomEvent(LOADED_EVENT, { detail: result }));
   return result;

@@ -52,7 +52,8 @@ describe('extension table (docs/loader.md)', () => {
   });
 
   it('makes every other file a text asset', () => {
-    for (const p of ['/x.html', '/x.json', '/x.mjs', '/x.css.map', '/x', '/css', '/js.txt']) expect(kindOf(p)).toBe('text');
+    for (const p of ['/x.html', '/x.json', '/x.mjs', '/x.css.map', '/x', '/css', '/js.txt'])
+      expect(kindOf(p)).toBe('text');
   });
 
   it('types text assets by the table, text/plain otherwise', () => {

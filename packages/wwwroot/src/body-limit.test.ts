@@ -19,11 +19,20 @@ beforeEach(async () => {
   const home = hosts.home(
     testAppSettings({
       AppSettings: {
-        LoadModules: ['wwwroot'], RunningEnvironment: 'D', IsEnabledDevAutoSignIn: true, UseContractSync: true, HostAccessID: HOST_KEY,
+        LoadModules: ['wwwroot'],
+        RunningEnvironment: 'D',
+        IsEnabledDevAutoSignIn: true,
+        UseContractSync: true,
+        HostAccessID: HOST_KEY,
       },
       Kestrel: { Limits: { MaxRequestBodySize: LIMIT } },
     }),
-    { 'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], IsEnabledHtmxSample: true } } },
+    {
+      'modules/wwwroot/module.json': {
+        ModuleID: 'wwwroot',
+        ModuleConfig: { FileSyncTokens: [TOKEN], IsEnabledHtmxSample: true },
+      },
+    },
   );
   running = await hosts.start(home, { wwwroot: wwwrootModule });
 });
@@ -36,20 +45,24 @@ interface Reply {
 /** POSTs `body` with a Content-Length, or chunked (no length, sent in three pieces). */
 function post(path: string, headers: Record<string, string>, body: Buffer, chunked: boolean): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${running.url}${path}`, { method: 'POST', headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (text += d));
-      res.on('end', () => {
-        let code: string | undefined;
-        try {
-          code = (JSON.parse(text) as { code?: string }).code;
-        } catch {
-          code = undefined;
-        }
-        resolve({ status: res.statusCode!, code });
-      });
-    });
+    const req = http.request(
+      `${running.url}${path}`,
+      { method: 'POST', headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => {
+          let code: string | undefined;
+          try {
+            code = (JSON.parse(text) as { code?: string }).code;
+          } catch {
+            code = undefined;
+          }
+          resolve({ status: res.statusCode!, code });
+        });
+      },
+    );
     req.on('error', reject);
     const third = Math.floor(body.length / 3);
     req.write(body.subarray(0, third));
@@ -68,21 +81,37 @@ const form = (fields: string, size: number) => Buffer.from(`${fields}&pad=${'p'.
 /** A multipart form whose file part is padded so that the whole body is `size` bytes. */
 function multipart(fields: Record<string, string>, size: number): { body: Buffer; type: string } {
   const b = 'limitboundary';
-  const head = Object.entries(fields).map(([n, v]) => `--${b}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('') +
-    `--${b}\r\nContent-Disposition: form-data; name="file"; filename="f.txt"\r\n\r\n`;
+  const head =
+    Object.entries(fields)
+      .map(([n, v]) => `--${b}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+      .join('') + `--${b}\r\nContent-Disposition: form-data; name="file"; filename="f.txt"\r\n\r\n`;
   const tail = `\r\n--${b}--\r\n`;
-  return { body: Buffer.from(head + 'f'.repeat(size - head.length - tail.length) + tail), type: `multipart/form-data; boundary=${b}` };
+  return {
+    body: Buffer.from(head + 'f'.repeat(size - head.length - tail.length) + tail),
+    type: `multipart/form-data; boundary=${b}`,
+  };
 }
 
 const JSON_TYPE = { 'Content-Type': 'application/json', Accept: 'application/json' };
 const FORM_TYPE = { 'Content-Type': 'application/x-www-form-urlencoded' };
-const families: Array<{ name: string; path: string; request(size: number): { headers: Record<string, string>; body: Buffer }; atLimit: number }> = [
+const families: Array<{
+  name: string;
+  path: string;
+  request(size: number): { headers: Record<string, string>; body: Buffer };
+  atLimit: number;
+}> = [
   {
     name: 'sync upload',
     path: '/wwwroot/api/sync/upload',
     request(size) {
-      const { body, type } = multipart({ moduleName: 'wwwroot', changeType: 'Created', filePath: `HDS/limit-${size}.txt` }, size);
-      return { headers: { 'Content-Type': type, Authorization: `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}` }, body };
+      const { body, type } = multipart(
+        { moduleName: 'wwwroot', changeType: 'Created', filePath: `HDS/limit-${size}.txt` },
+        size,
+      );
+      return {
+        headers: { 'Content-Type': type, Authorization: `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}` },
+        body,
+      };
     },
     atLimit: 200,
   },
@@ -90,15 +119,47 @@ const families: Array<{ name: string; path: string; request(size: number): { hea
     name: 'contract sync',
     path: '/contractsync',
     request(size) {
-      const { body, type } = multipart({ moduleID: 'HDS', contractType: 'transact', destFilePath: `HDS/limit-${size}.json`, changeType: 'Created' }, size);
-      return { headers: { 'Content-Type': type, hostAccessID: createHash('sha256').update(HOST_KEY).digest('hex') }, body };
+      const { body, type } = multipart(
+        { moduleID: 'HDS', contractType: 'transact', destFilePath: `HDS/limit-${size}.json`, changeType: 'Created' },
+        size,
+      );
+      return {
+        headers: { 'Content-Type': type, hostAccessID: createHash('sha256').update(HOST_KEY).digest('hex') },
+        body,
+      };
     },
     atLimit: 200,
   },
-  { name: 'dev sign-in', path: '/wwwroot/api/dev-account/sign-in', request: (size) => ({ headers: JSON_TYPE, body: json({ UserID: 'dev' }, size) }), atLimit: 200 },
-  { name: 'index API (JSON)', path: '/wwwroot/api/index/create-id', request: (size) => ({ headers: { ...JSON_TYPE, Origin: 'http://localhost:8421' }, body: json({ fromMinutes: 5 }, size) }), atLimit: 200 },
-  { name: 'index API (form)', path: '/wwwroot/api/index/validate-token', request: (size) => ({ headers: FORM_TYPE, body: form('x=1', size) }), atLimit: 400 },
-  { name: 'htmx form', path: '/wwwroot/api/htmx/contacts', request: (size) => ({ headers: { ...FORM_TYPE, 'HX-Request': 'true' }, body: form('name=Ann&email=ann%40example.com&phone=555', size) }), atLimit: 201 },
+  {
+    name: 'dev sign-in',
+    path: '/wwwroot/api/dev-account/sign-in',
+    request: (size) => ({ headers: JSON_TYPE, body: json({ UserID: 'dev' }, size) }),
+    atLimit: 200,
+  },
+  {
+    name: 'index API (JSON)',
+    path: '/wwwroot/api/index/create-id',
+    request: (size) => ({
+      headers: { ...JSON_TYPE, Origin: 'http://localhost:8421' },
+      body: json({ fromMinutes: 5 }, size),
+    }),
+    atLimit: 200,
+  },
+  {
+    name: 'index API (form)',
+    path: '/wwwroot/api/index/validate-token',
+    request: (size) => ({ headers: FORM_TYPE, body: form('x=1', size) }),
+    atLimit: 400,
+  },
+  {
+    name: 'htmx form',
+    path: '/wwwroot/api/htmx/contacts',
+    request: (size) => ({
+      headers: { ...FORM_TYPE, 'HX-Request': 'true' },
+      body: form('name=Ann&email=ann%40example.com&phone=555', size),
+    }),
+    atLimit: 201,
+  },
 ];
 
 describe('Kestrel:Limits:MaxRequestBodySize at its boundary', () => {

@@ -24,7 +24,9 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
   const settings = parseWwwrootSettings(ctx);
   for (const warning of settings.warnings) ctx.logger.warn(warning);
   if (!fs.existsSync(settings.wwwrootBasePath)) {
-    ctx.logger.warn(`static root ${settings.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath): static requests will be answered 404 until it does`);
+    ctx.logger.warn(
+      `static root ${settings.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath): static requests will be answered 404 until it does`,
+    );
   }
   const invalidators: Array<(absolutePath: string) => void> = [];
   // Through the host's bus, so a file changed through one worker is dropped by every worker.
@@ -39,7 +41,9 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
   const runtime: WwwrootRuntime = { ctx, settings, files };
 
   // The manifest tells the loader where the live-reload socket is (exposed for screens on another origin).
-  const liveReloadHeaders: Record<string, string> = settings.liveReload ? { 'Ack-Live-Reload': LIVE_RELOAD_PATH, 'Access-Control-Expose-Headers': 'Ack-Live-Reload' } : {};
+  const liveReloadHeaders: Record<string, string> = settings.liveReload
+    ? { 'Ack-Live-Reload': LIVE_RELOAD_PATH, 'Access-Control-Expose-Headers': 'Ack-Live-Reload' }
+    : {};
   const shared = createSharedFileHandlers(runtime, liveReloadHeaders);
   const liveReload = settings.liveReload ? createLiveReload(runtime, shared.catalog) : undefined;
 

@@ -111,168 +111,275 @@ const cookiesOf = (r: Reply) => (r.headers['set-cookie'] ?? '').split('\n').filt
 
 /** Route families, each run with both clients. */
 const families: Array<[string, (send: Client) => Promise<void>]> = [
-  ['static root (with compression)', async (send) => {
-    const plain = await send({ path: '/index.html' });
-    expectHttp2(plain);
-    expect(plain.status).toBe(200);
-    expect(plain.headers['content-type']).toMatch(/^text\/html/);
-    expect(plain.text).toContain('static root');
-    const gz = await send({ path: '/index.html', headers: { 'accept-encoding': 'gzip' } });
-    expectHttp2(gz);
-    expect(gz.headers['content-encoding']).toBe('gzip');
-    expect(gunzipSync(gz.body).toString()).toBe(plain.text);
-  }],
-  ['precompressed sidecars, 304 per encoding, fixed bodies (manifest, htmx asset)', async (send) => {
-    const br = await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip, br' } });
-    expectHttp2(br);
-    expect(br.status).toBe(200);
-    expect(br.headers['content-encoding']).toBe('br');
-    expect(br.headers.vary).toMatch(/Accept-Encoding/i);
-    expect(brotliDecompressSync(br.body).toString()).toBe(SCRIPT);
-    const gz = await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip' } });
-    expect(gz.headers['content-encoding']).toBe('gzip');
-    expect(gunzipSync(gz.body).toString()).toBe(SCRIPT);
-    expect(gz.headers.etag).not.toBe(br.headers.etag);
-    const brAgain = await send({ path: '/app.js', headers: { 'accept-encoding': 'br', 'if-none-match': br.headers.etag! } });
-    expectHttp2(brAgain);
-    expect(brAgain.status).toBe(304);
-    expect(brAgain.body.length).toBe(0);
-    expect(brAgain.headers.etag).toBe(br.headers.etag);
-    // Another encoding's validator does not match this one.
-    expect((await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip', 'if-none-match': br.headers.etag! } })).status).toBe(200);
+  [
+    'static root (with compression)',
+    async (send) => {
+      const plain = await send({ path: '/index.html' });
+      expectHttp2(plain);
+      expect(plain.status).toBe(200);
+      expect(plain.headers['content-type']).toMatch(/^text\/html/);
+      expect(plain.text).toContain('static root');
+      const gz = await send({ path: '/index.html', headers: { 'accept-encoding': 'gzip' } });
+      expectHttp2(gz);
+      expect(gz.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gz.body).toString()).toBe(plain.text);
+    },
+  ],
+  [
+    'precompressed sidecars, 304 per encoding, fixed bodies (manifest, htmx asset)',
+    async (send) => {
+      const br = await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip, br' } });
+      expectHttp2(br);
+      expect(br.status).toBe(200);
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(br.headers.vary).toMatch(/Accept-Encoding/i);
+      expect(brotliDecompressSync(br.body).toString()).toBe(SCRIPT);
+      const gz = await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip' } });
+      expect(gz.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gz.body).toString()).toBe(SCRIPT);
+      expect(gz.headers.etag).not.toBe(br.headers.etag);
+      const brAgain = await send({
+        path: '/app.js',
+        headers: { 'accept-encoding': 'br', 'if-none-match': br.headers.etag! },
+      });
+      expectHttp2(brAgain);
+      expect(brAgain.status).toBe(304);
+      expect(brAgain.body.length).toBe(0);
+      expect(brAgain.headers.etag).toBe(br.headers.etag);
+      // Another encoding's validator does not match this one.
+      expect(
+        (await send({ path: '/app.js', headers: { 'accept-encoding': 'gzip', 'if-none-match': br.headers.etag! } }))
+          .status,
+      ).toBe(200);
 
-    const manifest = await send({ path: '/shared-files/manifest' });
-    expect(manifest.headers['ack-live-reload']).toBe('/wwwroot/api/live-reload');
-    const manifest304 = await send({ path: '/shared-files/manifest', headers: { 'if-none-match': manifest.headers.etag! } });
-    expectHttp2(manifest304);
-    expect(manifest304.status).toBe(304);
-    expect(manifest304.headers['ack-live-reload']).toBe('/wwwroot/api/live-reload');
-    const htmx = await send({ path: '/wwwroot/api/htmx/htmx.min.js' });
-    expectHttp2(htmx);
-    expect(htmx.status).toBe(200);
-    expect(htmx.headers['content-type']).toMatch(/javascript/);
-    const htmx304 = await send({ path: '/wwwroot/api/htmx/htmx.min.js', headers: { 'if-none-match': htmx.headers.etag! } });
-    expectHttp2(htmx304);
-    expect(htmx304.status).toBe(304);
-  }],
-  ['contract screen', async (send) => {
-    const r = await send({ path: '/view/SYS/SYS010.html' });
-    expectHttp2(r);
-    expect(r.status).toBe(200);
-    expect(r.text).toContain('contract screen');
-  }],
-  ['shared file and manifest', async (send) => {
-    const css = await send({ path: '/shared/theme.css' });
-    expectHttp2(css);
-    expect(css.status).toBe(200);
-    expect(css.headers['content-type']).toMatch(/^text\/css/);
-    expect(css.text).toBe('h1 { color: green }');
-    const manifest = await send({ path: '/shared-files/manifest' });
-    expectHttp2(manifest);
-    expect(JSON.parse(manifest.text)).toEqual([{ requestPath: '/shared/theme.css' }]);
-  }],
-  ['sync upload (multipart) and refresh', async (send) => {
-    const name = `SYS/UP${Math.random().toString(36).slice(2, 8)}.html`;
-    const form = multipart({ moduleName: 'wwwroot', changeType: 'Created', filePath: `HDS/${name}` }, { file: { name: 'x.html', content: '<p>uploaded over h2</p>' } });
-    const up = await send({ method: 'POST', path: '/wwwroot/api/sync/upload', headers: { authorization: basic, 'content-type': form.contentType }, body: form.body });
-    expectHttp2(up);
-    expect(up.status).toBe(200);
-    expect(JSON.parse(up.text)).toMatchObject({ module: 'wwwroot', path: `HDS/${name}`, bytes: 23 });
-    expect((await send({ path: `/view/${name}` })).text).toBe('<p>uploaded over h2</p>');
-    const refresh = await send({ path: `/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/${name}`, headers: { authorization: basic } });
-    expectHttp2(refresh);
-    expect(refresh.status).toBe(200);
-    expect(refreshCalls).toContain(`Changed HDS/${name}`);
-  }],
-  ['/contractsync', async (send) => {
-    const dest = `SYS/CS${Math.random().toString(36).slice(2, 8)}.json`;
-    const form = multipart({ moduleID: 'HDS', contractType: 'transact', destFilePath: dest, changeType: 'Created' }, { file: { name: 'c.json', content: '{"v":2}' } });
-    const r = await send({ method: 'POST', path: '/contractsync', headers: { hostaccessid: HOST_KEY, 'content-type': form.contentType }, body: form.body });
-    expectHttp2(r);
-    expect(r.status).toBe(200);
-    const targets = (JSON.parse(r.text) as { targets: Array<{ path: string }> }).targets;
-    for (const t of targets) expect(fs.readFileSync(t.path, 'utf8')).toBe('{"v":2}');
-    const refused = await send({ method: 'POST', path: '/contractsync', headers: { 'content-type': form.contentType }, body: form.body });
-    expect(refused.status).toBe(401);
-    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
-  }],
-  ['dev sign-in (Secure cookies, then signed in)', async (send) => {
-    const r = await send({ path: '/wwwroot/api/dev-account/sign-in?returnUrl=/index.html' });
-    expectHttp2(r);
-    expect(r.status).toBe(302);
-    expect(r.headers.location).toBe('/index.html');
-    const cookies = cookiesOf(r);
-    expect(cookies.length).toBeGreaterThan(0);
-    for (const c of cookies) expect(c).toMatch(/; secure/i);
-    const cookie = cookies.map((c) => c.split(';')[0]).join('; ');
-    const me = await send({ path: '/whoami/api', headers: { cookie } });
-    expectHttp2(me);
-    expect(JSON.parse(me.text).user).toMatchObject({ UserID: 'h2dev', UserName: 'HTTP/2 Developer' });
-  }],
-  ['index APIs (GET, JSON POST)', async (send) => {
-    const hash = await send({ path: '/wwwroot/api/index/sha256hash?text=abc' });
-    expectHttp2(hash);
-    expect(JSON.parse(hash.text)).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-    const created = await send({ method: 'POST', path: '/wwwroot/api/index/create-id', headers: { 'content-type': 'application/json', origin: 'https://app.example' }, body: JSON.stringify({ fromMinutes: 5 }) });
-    expectHttp2(created);
-    expect(created.status).toBe(200);
-    expect(JSON.parse(created.text)).toHaveProperty('requestID');
-  }],
-  ['htmx sample (fragment, form POST)', async (send) => {
-    const list = await send({ path: '/wwwroot/api/htmx/contacts', headers: { 'hx-request': 'true' } });
-    expectHttp2(list);
-    expect(list.status).toBe(200);
-    expect(list.headers.vary).toMatch(/HX-Request/i);
-    expect(list.text).not.toMatch(/<html/i);
-    const name = `H2 ${Math.random().toString(36).slice(2, 8)}`;
-    const added = await send({ method: 'POST', path: '/wwwroot/api/htmx/contacts', headers: { 'hx-request': 'true', 'content-type': 'application/x-www-form-urlencoded' }, body: `name=${encodeURIComponent(name)}&email=h2%40example.com&phone=1` });
-    expectHttp2(added);
-    expect(added.status).toBeLessThan(300);
-    expect((await send({ path: '/wwwroot/api/htmx/contacts', headers: { 'hx-request': 'true' } })).text).toContain(name);
-  }],
-  ['404, problem, 413 and 431 bodies (body and header limits)', async (send) => {
-    const page = await send({ path: '/no-such-page.html' });
-    expectHttp2(page);
-    expect(page.status).toBe(404);
-    expect(page.headers['content-type']).toMatch(/^text\/html/);
-    const api = await send({ path: '/wwwroot/api/no-such-api' });
-    expectHttp2(api);
-    expect(api.status).toBe(404);
-    expect(api.headers['content-type']).toMatch(/^application\/problem\+json/);
-    const notForm = await send({ method: 'POST', path: '/wwwroot/api/sync/upload', headers: { authorization: basic, 'content-type': 'text/plain' }, body: 'x' });
-    expect(notForm.status).toBe(415);
-    expect(JSON.parse(notForm.text)).toMatchObject({ status: 415, code: 'sync.not_multipart' });
-    // A declared length over Kestrel:Limits:MaxRequestBodySize is refused before the body is read.
-    const big = Buffer.alloc(MAX_BODY + 1, 97);
-    const tooBig = await send({ method: 'POST', path: '/wwwroot/api/index/create-id', headers: { 'content-type': 'application/json', 'content-length': String(big.length) }, body: big });
-    expectHttp2(tooBig, { securityHeaders: false });
-    expect(tooBig.status).toBe(413);
-    expect(JSON.parse(tooBig.text)).toMatchObject({ status: 413, code: 'request.body_too_large' });
-    // A streamed file over the sync limit: the upload's own limit while reading.
-    const form = multipart({ moduleName: 'wwwroot', changeType: 'Created', filePath: 'HDS/SYS/big.html' }, { file: { name: 'big.html', content: Buffer.alloc(MAX_FILE + 1, 98) } });
-    const fileTooBig = await send({ method: 'POST', path: '/wwwroot/api/sync/upload', headers: { authorization: basic, 'content-type': form.contentType }, body: form.body });
-    expect(fileTooBig.status).toBe(413);
-    expect(JSON.parse(fileTooBig.text)).toMatchObject({ code: 'sync.file_too_large' });
-    // Header lists over 16 KiB: 431, as over HTTP/1.1; the connection goes on serving.
-    const bigHeaders = await send({ path: '/index.html', headers: { 'x-big': 'a'.repeat(20_000) } });
-    expectHttp2(bigHeaders, { securityHeaders: false });
-    expect(bigHeaders.status).toBe(431);
-    expect(JSON.parse(bigHeaders.text)).toMatchObject({ status: 431, code: 'request.headers_too_large' });
-    expect((await send({ path: '/index.html', headers: { 'x-fine': 'a'.repeat(8_000) } })).status).toBe(200);
-  }],
-  ['CORS (credentialed origin, preflight, refused origin)', async (send) => {
-    const simple = await send({ path: '/wwwroot/api/index/guid', headers: { origin: 'https://app.example' } });
-    expectHttp2(simple);
-    expect(simple.headers['access-control-allow-origin']).toBe('https://app.example');
-    expect(simple.headers['access-control-allow-credentials']).toBe('true');
-    const preflight = await send({ method: 'OPTIONS', path: '/wwwroot/api/index/transaction', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
-    expectHttp2(preflight);
-    expect(preflight.status).toBeLessThan(300);
-    expect(preflight.headers['access-control-allow-methods']).toMatch(/POST/);
-    const other = await send({ path: '/wwwroot/api/index/guid', headers: { origin: 'https://elsewhere.example' } });
-    expect(other.headers['access-control-allow-origin']).toBe('*');
-    expect(other.headers).not.toHaveProperty('access-control-allow-credentials');
-  }],
+      const manifest = await send({ path: '/shared-files/manifest' });
+      expect(manifest.headers['ack-live-reload']).toBe('/wwwroot/api/live-reload');
+      const manifest304 = await send({
+        path: '/shared-files/manifest',
+        headers: { 'if-none-match': manifest.headers.etag! },
+      });
+      expectHttp2(manifest304);
+      expect(manifest304.status).toBe(304);
+      expect(manifest304.headers['ack-live-reload']).toBe('/wwwroot/api/live-reload');
+      const htmx = await send({ path: '/wwwroot/api/htmx/htmx.min.js' });
+      expectHttp2(htmx);
+      expect(htmx.status).toBe(200);
+      expect(htmx.headers['content-type']).toMatch(/javascript/);
+      const htmx304 = await send({
+        path: '/wwwroot/api/htmx/htmx.min.js',
+        headers: { 'if-none-match': htmx.headers.etag! },
+      });
+      expectHttp2(htmx304);
+      expect(htmx304.status).toBe(304);
+    },
+  ],
+  [
+    'contract screen',
+    async (send) => {
+      const r = await send({ path: '/view/SYS/SYS010.html' });
+      expectHttp2(r);
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('contract screen');
+    },
+  ],
+  [
+    'shared file and manifest',
+    async (send) => {
+      const css = await send({ path: '/shared/theme.css' });
+      expectHttp2(css);
+      expect(css.status).toBe(200);
+      expect(css.headers['content-type']).toMatch(/^text\/css/);
+      expect(css.text).toBe('h1 { color: green }');
+      const manifest = await send({ path: '/shared-files/manifest' });
+      expectHttp2(manifest);
+      expect(JSON.parse(manifest.text)).toEqual([{ requestPath: '/shared/theme.css' }]);
+    },
+  ],
+  [
+    'sync upload (multipart) and refresh',
+    async (send) => {
+      const name = `SYS/UP${Math.random().toString(36).slice(2, 8)}.html`;
+      const form = multipart(
+        { moduleName: 'wwwroot', changeType: 'Created', filePath: `HDS/${name}` },
+        { file: { name: 'x.html', content: '<p>uploaded over h2</p>' } },
+      );
+      const up = await send({
+        method: 'POST',
+        path: '/wwwroot/api/sync/upload',
+        headers: { authorization: basic, 'content-type': form.contentType },
+        body: form.body,
+      });
+      expectHttp2(up);
+      expect(up.status).toBe(200);
+      expect(JSON.parse(up.text)).toMatchObject({ module: 'wwwroot', path: `HDS/${name}`, bytes: 23 });
+      expect((await send({ path: `/view/${name}` })).text).toBe('<p>uploaded over h2</p>');
+      const refresh = await send({
+        path: `/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/${name}`,
+        headers: { authorization: basic },
+      });
+      expectHttp2(refresh);
+      expect(refresh.status).toBe(200);
+      expect(refreshCalls).toContain(`Changed HDS/${name}`);
+    },
+  ],
+  [
+    '/contractsync',
+    async (send) => {
+      const dest = `SYS/CS${Math.random().toString(36).slice(2, 8)}.json`;
+      const form = multipart(
+        { moduleID: 'HDS', contractType: 'transact', destFilePath: dest, changeType: 'Created' },
+        { file: { name: 'c.json', content: '{"v":2}' } },
+      );
+      const r = await send({
+        method: 'POST',
+        path: '/contractsync',
+        headers: { hostaccessid: HOST_KEY, 'content-type': form.contentType },
+        body: form.body,
+      });
+      expectHttp2(r);
+      expect(r.status).toBe(200);
+      const targets = (JSON.parse(r.text) as { targets: Array<{ path: string }> }).targets;
+      for (const t of targets) expect(fs.readFileSync(t.path, 'utf8')).toBe('{"v":2}');
+      const refused = await send({
+        method: 'POST',
+        path: '/contractsync',
+        headers: { 'content-type': form.contentType },
+        body: form.body,
+      });
+      expect(refused.status).toBe(401);
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    },
+  ],
+  [
+    'dev sign-in (Secure cookies, then signed in)',
+    async (send) => {
+      const r = await send({ path: '/wwwroot/api/dev-account/sign-in?returnUrl=/index.html' });
+      expectHttp2(r);
+      expect(r.status).toBe(302);
+      expect(r.headers.location).toBe('/index.html');
+      const cookies = cookiesOf(r);
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const c of cookies) expect(c).toMatch(/; secure/i);
+      const cookie = cookies.map((c) => c.split(';')[0]).join('; ');
+      const me = await send({ path: '/whoami/api', headers: { cookie } });
+      expectHttp2(me);
+      expect(JSON.parse(me.text).user).toMatchObject({ UserID: 'h2dev', UserName: 'HTTP/2 Developer' });
+    },
+  ],
+  [
+    'index APIs (GET, JSON POST)',
+    async (send) => {
+      const hash = await send({ path: '/wwwroot/api/index/sha256hash?text=abc' });
+      expectHttp2(hash);
+      expect(JSON.parse(hash.text)).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+      const created = await send({
+        method: 'POST',
+        path: '/wwwroot/api/index/create-id',
+        headers: { 'content-type': 'application/json', origin: 'https://app.example' },
+        body: JSON.stringify({ fromMinutes: 5 }),
+      });
+      expectHttp2(created);
+      expect(created.status).toBe(200);
+      expect(JSON.parse(created.text)).toHaveProperty('requestID');
+    },
+  ],
+  [
+    'htmx sample (fragment, form POST)',
+    async (send) => {
+      const list = await send({ path: '/wwwroot/api/htmx/contacts', headers: { 'hx-request': 'true' } });
+      expectHttp2(list);
+      expect(list.status).toBe(200);
+      expect(list.headers.vary).toMatch(/HX-Request/i);
+      expect(list.text).not.toMatch(/<html/i);
+      const name = `H2 ${Math.random().toString(36).slice(2, 8)}`;
+      const added = await send({
+        method: 'POST',
+        path: '/wwwroot/api/htmx/contacts',
+        headers: { 'hx-request': 'true', 'content-type': 'application/x-www-form-urlencoded' },
+        body: `name=${encodeURIComponent(name)}&email=h2%40example.com&phone=1`,
+      });
+      expectHttp2(added);
+      expect(added.status).toBeLessThan(300);
+      expect((await send({ path: '/wwwroot/api/htmx/contacts', headers: { 'hx-request': 'true' } })).text).toContain(
+        name,
+      );
+    },
+  ],
+  [
+    '404, problem, 413 and 431 bodies (body and header limits)',
+    async (send) => {
+      const page = await send({ path: '/no-such-page.html' });
+      expectHttp2(page);
+      expect(page.status).toBe(404);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      const api = await send({ path: '/wwwroot/api/no-such-api' });
+      expectHttp2(api);
+      expect(api.status).toBe(404);
+      expect(api.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const notForm = await send({
+        method: 'POST',
+        path: '/wwwroot/api/sync/upload',
+        headers: { authorization: basic, 'content-type': 'text/plain' },
+        body: 'x',
+      });
+      expect(notForm.status).toBe(415);
+      expect(JSON.parse(notForm.text)).toMatchObject({ status: 415, code: 'sync.not_multipart' });
+      // A declared length over Kestrel:Limits:MaxRequestBodySize is refused before the body is read.
+      const big = Buffer.alloc(MAX_BODY + 1, 97);
+      const tooBig = await send({
+        method: 'POST',
+        path: '/wwwroot/api/index/create-id',
+        headers: { 'content-type': 'application/json', 'content-length': String(big.length) },
+        body: big,
+      });
+      expectHttp2(tooBig, { securityHeaders: false });
+      expect(tooBig.status).toBe(413);
+      expect(JSON.parse(tooBig.text)).toMatchObject({ status: 413, code: 'request.body_too_large' });
+      // A streamed file over the sync limit: the upload's own limit while reading.
+      const form = multipart(
+        { moduleName: 'wwwroot', changeType: 'Created', filePath: 'HDS/SYS/big.html' },
+        { file: { name: 'big.html', content: Buffer.alloc(MAX_FILE + 1, 98) } },
+      );
+      const fileTooBig = await send({
+        method: 'POST',
+        path: '/wwwroot/api/sync/upload',
+        headers: { authorization: basic, 'content-type': form.contentType },
+        body: form.body,
+      });
+      expect(fileTooBig.status).toBe(413);
+      expect(JSON.parse(fileTooBig.text)).toMatchObject({ code: 'sync.file_too_large' });
+      // Header lists over 16 KiB: 431, as over HTTP/1.1; the connection goes on serving.
+      const bigHeaders = await send({ path: '/index.html', headers: { 'x-big': 'a'.repeat(20_000) } });
+      expectHttp2(bigHeaders, { securityHeaders: false });
+      expect(bigHeaders.status).toBe(431);
+      expect(JSON.parse(bigHeaders.text)).toMatchObject({ status: 431, code: 'request.headers_too_large' });
+      expect((await send({ path: '/index.html', headers: { 'x-fine': 'a'.repeat(8_000) } })).status).toBe(200);
+    },
+  ],
+  [
+    'CORS (credentialed origin, preflight, refused origin)',
+    async (send) => {
+      const simple = await send({ path: '/wwwroot/api/index/guid', headers: { origin: 'https://app.example' } });
+      expectHttp2(simple);
+      expect(simple.headers['access-control-allow-origin']).toBe('https://app.example');
+      expect(simple.headers['access-control-allow-credentials']).toBe('true');
+      const preflight = await send({
+        method: 'OPTIONS',
+        path: '/wwwroot/api/index/transaction',
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      expectHttp2(preflight);
+      expect(preflight.status).toBeLessThan(300);
+      expect(preflight.headers['access-control-allow-methods']).toMatch(/POST/);
+      const other = await send({ path: '/wwwroot/api/index/guid', headers: { origin: 'https://elsewhere.example' } });
+      expect(other.headers['access-control-allow-origin']).toBe('*');
+      expect(other.headers).not.toHaveProperty('access-control-allow-credentials');
+    },
+  ],
 ];
 
 describe('every route family over HTTP/2 on the TLS port', () => {

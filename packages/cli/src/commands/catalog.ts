@@ -31,7 +31,10 @@ export function checkCatalog(appDir: string, catalogOverride?: string): CatalogR
     // Read as the host reads it at start (comments, trailing commas), so the check agrees with start-up.
     const moduleJson = readModuleJson(moduleFile);
     catalogFile = parseWwwrootSettings({ moduleJson, settings, paths, settingsFile: moduleFile }).sharedFileConfigPath;
-    if (!catalogFile) throw new SettingsError(`${moduleFile}: ModuleConfig:SharedFileConfigPath is empty, so the shared-file feature is off`);
+    if (!catalogFile)
+      throw new SettingsError(
+        `${moduleFile}: ModuleConfig:SharedFileConfigPath is empty, so the shared-file feature is off`,
+      );
   }
   const result = loadCatalog(catalogFile, paths.resolve);
   if (!result.ok) throw new SettingsError(result.reason);
@@ -68,7 +71,12 @@ export function registerCatalog(program: Command): void {
       } catch (err) {
         const message = (err as Error).message.split('\n')[0]!;
         process.stderr.write(`ack: ${message}\n`);
-        if (opts.json) printJsonFailure({ catalog: opts.catalog ?? null, items: 0, skipped: [], missingTargets: [], sensitiveTargets: [] }, message, EXIT.usage);
+        if (opts.json)
+          printJsonFailure(
+            { catalog: opts.catalog ?? null, items: 0, skipped: [], missingTargets: [], sensitiveTargets: [] },
+            message,
+            EXIT.usage,
+          );
         process.exit(EXIT.usage);
       }
       const problems = report.skipped.length + report.missingTargets.length + report.sensitiveTargets.length;

@@ -6,7 +6,10 @@ const hosts = useTestHosts();
 
 function home(appSettings: object, files: Record<string, string | object> = {}) {
   return hosts.home(appSettings, {
-    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { SharedFileConfigPath: '../config/shared_files.json' } },
+    'modules/wwwroot/module.json': {
+      ModuleID: 'wwwroot',
+      ModuleConfig: { SharedFileConfigPath: '../config/shared_files.json' },
+    },
     'modules/wwwroot/wwwroot/index.html': '<h1>home</h1>',
     'config/shared_files.json': { items: [{ requestPath: '/theme.css', hostFilePath: '../shared/theme.css' }] },
     'shared/theme.css': 'body{}',
@@ -40,7 +43,9 @@ describe('ack check', () => {
     const run = await runAck(['check', '--app-dir', h.appDir]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^error: .*appsettings\.json:\d+:\d+: AppSettings:ServerPort: expected an integer/m);
-    expect(run.stderr).toMatch(/^error: .*appsettings\.json:\d+:\d+: AppSettings:RunningEnvironment: expected one of D, S, P, T, L, got "X"$/m);
+    expect(run.stderr).toMatch(
+      /^error: .*appsettings\.json:\d+:\d+: AppSettings:RunningEnvironment: expected one of D, S, P, T, L, got "X"$/m,
+    );
     expect(run.stderr).toMatch(/check failed: 2 error\(s\)/);
   });
 
@@ -57,7 +62,9 @@ describe('ack check', () => {
     const report = JSON.parse(run.stdout);
     expect(report.ok).toBe(false);
     expect(report.errors).toEqual([
-      expect.stringMatching(/shared_files\.json:\d+:\d+: items\[0\]: refused to publish \/settings -> .*app\/appsettings\.json: it is the host's settings file/),
+      expect.stringMatching(
+        /shared_files\.json:\d+:\d+: items\[0\]: refused to publish \/settings -> .*app\/appsettings\.json: it is the host's settings file/,
+      ),
       expect.stringMatching(/^not valid module settings: .*modules\/broken\/module\.json:1:\d+: not valid JSON/),
     ]);
   });
@@ -66,15 +73,23 @@ describe('ack check', () => {
     const h = hosts.home({});
     const run = await runAck(['check', '--app-dir', `${h.home}/nowhere`, '--json']);
     expect(run.code).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, errors: [expect.stringMatching(/appsettings\.json: file not found$/)] });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      ok: false,
+      errors: [expect.stringMatching(/appsettings\.json: file not found$/)],
+    });
   });
 
   it('warns when no module would load and the static root is missing', async () => {
-    const h = hosts.home({ AppSettings: { LoadModules: ['wwwroot'] } }, { 'modules/wwwroot/module.json': { ModuleConfig: { WWWRootBasePath: '../missing' } } });
+    const h = hosts.home(
+      { AppSettings: { LoadModules: ['wwwroot'] } },
+      { 'modules/wwwroot/module.json': { ModuleConfig: { WWWRootBasePath: '../missing' } } },
+    );
     const run = await runAck(['check', '--app-dir', h.appDir, '--json']);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).warnings).toEqual([expect.stringMatching(/^static root .*\/missing does not exist/)]);
     const none = hosts.home({ AppSettings: { LoadModules: [] } });
-    expect(JSON.parse((await runAck(['check', '--app-dir', none.appDir, '--json'])).stdout).warnings).toEqual(['no module will load: every request would be answered 404']);
+    expect(JSON.parse((await runAck(['check', '--app-dir', none.appDir, '--json'])).stdout).warnings).toEqual([
+      'no module will load: every request would be answered 404',
+    ]);
   });
 });

@@ -1,7 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHostPaths, loadHostSettings, moduleDirectory, moduleJsonPath, readModuleJsonFile, SettingsError, type HostPaths, type HostSettings, type ModuleJson } from '@ack/host';
+import {
+  createHostPaths,
+  loadHostSettings,
+  moduleDirectory,
+  moduleJsonPath,
+  readModuleJsonFile,
+  SettingsError,
+  type HostPaths,
+  type HostSettings,
+  type ModuleJson,
+} from '@ack/host';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { builtInModules } from '../registry.js';
 import { EXIT } from '../exit-codes.js';
@@ -49,7 +59,9 @@ export function checkHome(appDir: string): CheckReport {
     const directory = moduleDirectory(settings, paths, id);
     const settingsFile = moduleJsonPath(settings, paths, id);
     if (!fs.existsSync(settingsFile)) {
-      warnings.push(`module ${id} will be skipped: no ${fs.existsSync(directory) ? `module.json in ${directory}` : `folder ${directory}`}`);
+      warnings.push(
+        `module ${id} will be skipped: no ${fs.existsSync(directory) ? `module.json in ${directory}` : `folder ${directory}`}`,
+      );
       continue;
     }
     let moduleJson: ModuleJson;
@@ -62,9 +74,15 @@ export function checkHome(appDir: string): CheckReport {
       errors.push((err as Error).message);
       continue;
     }
-    const entryPoint = typeof moduleJson.EntryPoint === 'string' && moduleJson.EntryPoint.trim() !== '' ? path.resolve(directory, moduleJson.EntryPoint) : undefined;
+    const entryPoint =
+      typeof moduleJson.EntryPoint === 'string' && moduleJson.EntryPoint.trim() !== ''
+        ? path.resolve(directory, moduleJson.EntryPoint)
+        : undefined;
     if (!(id in builtInModules)) {
-      if (!entryPoint) warnings.push(`module ${id} will be skipped: no implementation (not built in, and module.json has no EntryPoint)`);
+      if (!entryPoint)
+        warnings.push(
+          `module ${id} will be skipped: no implementation (not built in, and module.json has no EntryPoint)`,
+        );
       else if (!fs.existsSync(entryPoint)) errors.push(`${settingsFile}: EntryPoint ${entryPoint} does not exist`);
       else loading++;
       continue;
@@ -85,24 +103,33 @@ function checkWwwroot(source: Parameters<typeof parseWwwrootSettings>[0], errors
     return;
   }
   warnings.push(...wwwroot.warnings);
-  if (!fs.existsSync(wwwroot.wwwrootBasePath)) warnings.push(`static root ${wwwroot.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath)`);
+  if (!fs.existsSync(wwwroot.wwwrootBasePath))
+    warnings.push(`static root ${wwwroot.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath)`);
   if (!wwwroot.sharedFileConfigPath) return;
   const catalog = loadCatalog(wwwroot.sharedFileConfigPath, source.paths.resolve);
   if (!catalog.ok) {
     warnings.push(`shared files would be off: ${catalog.reason}`);
     return;
   }
-  for (const r of catalog.refused) errors.push(`${r.where}: refused to publish ${r.requestPath} -> ${r.hostFilePath}: ${r.reason}, which must never be public`);
+  for (const r of catalog.refused)
+    errors.push(
+      `${r.where}: refused to publish ${r.requestPath} -> ${r.hostFilePath}: ${r.reason}, which must never be public`,
+    );
   warnings.push(...catalog.notes);
   for (const item of catalog.catalog.items) {
-    if (!fs.existsSync(item.hostFilePath)) warnings.push(`shared file ${item.requestPath}: ${item.hostFilePath} does not exist (requests pass on until it does)`);
+    if (!fs.existsSync(item.hostFilePath))
+      warnings.push(
+        `shared file ${item.requestPath}: ${item.hostFilePath} does not exist (requests pass on until it does)`,
+      );
   }
 }
 
 export function registerCheck(program: Command): void {
   program
     .command('check')
-    .description('check an application home (settings, module settings, shared-file catalog) without starting it; exit 2 on errors')
+    .description(
+      'check an application home (settings, module settings, shared-file catalog) without starting it; exit 2 on errors',
+    )
     .option('--app-dir <dir>', 'folder holding appsettings.json (default: the current folder)')
     .option('--json', 'print one JSON document: { ok, settingsFile, errors, warnings }')
     .action((opts: { appDir?: string; json?: boolean }) => {

@@ -27,8 +27,6 @@ async function host(appSettings: Record<string, unknown> = {}): Promise<TestHost
   return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
 }
 
-
-
 /** Every file under a folder, for "nothing was written" checks. */
 function tree(dir: string): string[] {
   return fs.existsSync(dir) ? (fs.readdirSync(dir, { recursive: true }) as string[]).sort() : [];
@@ -50,12 +48,28 @@ describe('--json prints exactly one document, in one shape per command', () => {
     const runs = {
       success: await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--json'], { env }),
       usage: await runAck(['sync', 'upload', dir, '--url', h.url, '--json'], { env }),
-      noToken: await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--json'], { env: { ...env, ACK_SYNC_TOKEN: '' } }),
-      refused: await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--json'], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } }),
-      unreachable: await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', `http://127.0.0.1:${port}`, '--retries', '0', '--json'], { env }),
-      missing: await runAck(['sync', 'upload', 'no-such-dir', '--module', 'wwwroot', '--url', h.url, '--json'], { env }),
+      noToken: await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--json'], {
+        env: { ...env, ACK_SYNC_TOKEN: '' },
+      }),
+      refused: await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--json'], {
+        env: { ...env, ACK_SYNC_TOKEN: 'wrong' },
+      }),
+      unreachable: await runAck(
+        ['sync', 'upload', dir, '--module', 'wwwroot', '--url', `http://127.0.0.1:${port}`, '--retries', '0', '--json'],
+        { env },
+      ),
+      missing: await runAck(['sync', 'upload', 'no-such-dir', '--module', 'wwwroot', '--url', h.url, '--json'], {
+        env,
+      }),
     };
-    const expected = { success: [0, true], usage: [2, false], noToken: [2, false], refused: [3, false], unreachable: [1, false], missing: [2, false] } as const;
+    const expected = {
+      success: [0, true],
+      usage: [2, false],
+      noToken: [2, false],
+      refused: [3, false],
+      unreachable: [1, false],
+      missing: [2, false],
+    } as const;
     for (const [name, run] of Object.entries(runs)) {
       const doc = oneDocument(run.stdout);
       const [code, ok] = expected[name as keyof typeof expected];
@@ -76,20 +90,40 @@ describe('--json prints exactly one document, in one shape per command', () => {
   it('ack manifest and ack contract-sync: the same shape on success and on failure', async () => {
     const h = await host();
     const port = await closedPort();
-    for (const args of [['manifest', '--url', h.url], ['manifest', '--url', `http://127.0.0.1:${port}`, '--retries', '0'], ['manifest', '--url', 'not a url']]) {
+    for (const args of [
+      ['manifest', '--url', h.url],
+      ['manifest', '--url', `http://127.0.0.1:${port}`, '--retries', '0'],
+      ['manifest', '--url', 'not a url'],
+    ]) {
       const doc = oneDocument((await runAck([...args, '--json'], { env })).stdout);
       expect(Object.keys(doc)).toEqual(expect.arrayContaining(['ok', 'results']));
     }
     const dir = workDir(cleanups, { 'C.json': '{}' });
-    const noKey = await runAck(['contract-sync', path.join(dir, 'C.json'), '--module-id', 'HDS', '--type', 'transact', '--url', h.url, '--json'], { env });
+    const noKey = await runAck(
+      ['contract-sync', path.join(dir, 'C.json'), '--module-id', 'HDS', '--type', 'transact', '--url', h.url, '--json'],
+      { env },
+    );
     expect(noKey.code).toBe(2);
-    expect(oneDocument(noKey.stdout)).toMatchObject({ ok: false, results: [], exitCode: 2, error: expect.stringMatching(/ACK_HOST_ACCESS_ID/) });
+    expect(oneDocument(noKey.stdout)).toMatchObject({
+      ok: false,
+      results: [],
+      exitCode: 2,
+      error: expect.stringMatching(/ACK_HOST_ACCESS_ID/),
+    });
   });
 
   it('ack check and ack catalog check: a document even when the home cannot be read', async () => {
     const missing = path.join(os.tmpdir(), 'ack-no-such-home');
-    expect(oneDocument((await runAck(['check', '--app-dir', missing, '--json'])).stdout)).toMatchObject({ ok: false, errors: [expect.any(String)], warnings: [] });
-    expect(oneDocument((await runAck(['catalog', 'check', '--app-dir', missing, '--json'])).stdout)).toMatchObject({ ok: false, error: expect.stringMatching(/file not found/), exitCode: 2 });
+    expect(oneDocument((await runAck(['check', '--app-dir', missing, '--json'])).stdout)).toMatchObject({
+      ok: false,
+      errors: [expect.any(String)],
+      warnings: [],
+    });
+    expect(oneDocument((await runAck(['catalog', 'check', '--app-dir', missing, '--json'])).stdout)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/file not found/),
+      exitCode: 2,
+    });
   });
 });
 
@@ -102,7 +136,12 @@ describe('ack dev-cert --json', () => {
     expect(made.code).toBe(0);
     const first = oneDocument(made.stdout);
     expect(Object.keys(first)).toEqual(keys);
-    expect(first).toMatchObject({ ok: true, created: true, cert: path.join(dir, 'home', '.ack', 'dev-cert', 'cert.pem'), subjectAltName: expect.stringMatching(/DNS:localhost/) });
+    expect(first).toMatchObject({
+      ok: true,
+      created: true,
+      cert: path.join(dir, 'home', '.ack', 'dev-cert', 'cert.pem'),
+      subjectAltName: expect.stringMatching(/DNS:localhost/),
+    });
     const kept = oneDocument((await runAck(['dev-cert', '--app-dir', appDir, '--json'])).stdout);
     expect(kept).toMatchObject({ ok: true, created: false, fingerprint256: first.fingerprint256 });
     // The home is a file: nothing can be written there.
@@ -118,9 +157,14 @@ describe('ack contract-sync against a host with it off', () => {
   it('says so in one line', async () => {
     const h = await host({ UseContractSync: false });
     const dir = workDir(cleanups, { 'C.json': '{}' });
-    const run = await runAck(['contract-sync', path.join(dir, 'C.json'), '--module-id', 'HDS', '--type', 'transact', '--url', h.url], { env: { ...env, ACK_HOST_ACCESS_ID: 'k' } });
+    const run = await runAck(
+      ['contract-sync', path.join(dir, 'C.json'), '--module-id', 'HDS', '--type', 'transact', '--url', h.url],
+      { env: { ...env, ACK_HOST_ACCESS_ID: 'k' } },
+    );
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`ack: contract sync is off on that host (${h.url}; AppSettings:UseContractSync is false)\n`);
+    expect(run.stderr).toBe(
+      `ack: contract sync is off on that host (${h.url}; AppSettings:UseContractSync is false)\n`,
+    );
   });
 });
 
@@ -129,24 +173,45 @@ describe('ack sync upload --dry-run', () => {
     const h = await host();
     const dir = workDir(cleanups, { 'HDS/a.html': 'aaaa', 'HDS/sub/b.js': 'bb' });
     const before = tree(h.contracts);
-    const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--dry-run'], { env: { ...env, ACK_SYNC_TOKEN: '' } });
+    const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--dry-run'], {
+      env: { ...env, ACK_SYNC_TOKEN: '' },
+    });
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe(`would upload HDS/a.html (4 bytes)\nwould upload HDS/sub/b.js (2 bytes)\ndry run: 2 files, 6 B, to ${h.url}; nothing was sent\n`);
+    expect(run.stdout).toBe(
+      `would upload HDS/a.html (4 bytes)\nwould upload HDS/sub/b.js (2 bytes)\ndry run: 2 files, 6 B, to ${h.url}; nothing was sent\n`,
+    );
     expect(tree(h.contracts)).toEqual(before);
     const port = await closedPort();
-    const json = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', `http://127.0.0.1:${port}`, '--dry-run', '--json'], { env });
+    const json = await runAck(
+      ['sync', 'upload', dir, '--module', 'wwwroot', '--url', `http://127.0.0.1:${port}`, '--dry-run', '--json'],
+      { env },
+    );
     expect(json.code).toBe(0);
-    expect(oneDocument(json.stdout)).toMatchObject({ ok: true, dryRun: true, results: [{ path: 'HDS/a.html', bytes: 4 }, { path: 'HDS/sub/b.js', bytes: 2 }] });
+    expect(oneDocument(json.stdout)).toMatchObject({
+      ok: true,
+      dryRun: true,
+      results: [
+        { path: 'HDS/a.html', bytes: 4 },
+        { path: 'HDS/sub/b.js', bytes: 2 },
+      ],
+    });
   });
 
   it('hints when a wwwroot path has no ApplicationID folder', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'page.html': 'p' });
-    const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], { env });
+    const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], {
+      env,
+    });
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain('hint: page.html would sit at the top of the wwwroot contract folder, which is not served');
+    expect(run.stderr).toContain(
+      'hint: page.html would sit at the top of the wwwroot contract folder, which is not served',
+    );
     expect(run.stderr).toContain('--path HDS/page.html');
-    const nested = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', 'HDS/page.html', '--url', h.url], { env });
+    const nested = await runAck(
+      ['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', 'HDS/page.html', '--url', h.url],
+      { env },
+    );
     expect(nested.stderr).toBe('');
   });
 });
@@ -155,9 +220,14 @@ describe('ack sync upload --dry-run', () => {
 function onTerminal(args: string[], extraEnv: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   const quoted = [process.execPath, ACK_BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   return new Promise((resolve) => {
-    execFile('script', ['-qec', quoted, '/dev/null'], { env: { ...process.env, ...extraEnv, TERM: 'xterm' }, timeout: 30_000 }, (err, stdout) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout });
-    });
+    execFile(
+      'script',
+      ['-qec', quoted, '/dev/null'],
+      { env: { ...process.env, ...extraEnv, TERM: 'xterm' }, timeout: 30_000 },
+      (err, stdout) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout });
+      },
+    );
   });
 }
 
@@ -166,9 +236,14 @@ describe('upload progress', () => {
     const h = await host();
     const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`HDS/f${i}.bin`, Buffer.alloc(20_000, i)]));
     const dir = workDir(cleanups, files);
-    const tty = await onTerminal(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--concurrency', '1'], env);
+    const tty = await onTerminal(
+      ['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--concurrency', '1'],
+      env,
+    );
     expect(tty.code).toBe(0);
-    expect(tty.out).toMatch(/\r\[[#-]{20}\] {2}\d\/6 files {2}[\d.]+ (B|KB) of 117\.2 KB {2}[\d.]+ (B|KB|MB)\/s {2}(\d+ s left|time left: -)/);
+    expect(tty.out).toMatch(
+      /\r\[[#-]{20}\] {2}\d\/6 files {2}[\d.]+ (B|KB) of 117\.2 KB {2}[\d.]+ (B|KB|MB)\/s {2}(\d+ s left|time left: -)/,
+    );
     expect(tty.out).toMatch(/6\/6 files {2}117\.2 KB of 117\.2 KB/);
     expect(tty.out).toContain('6 files uploaded to');
 
@@ -183,25 +258,38 @@ describe('ack sync watch', () => {
   it('checks the credentials before watching, and exits 3 when they are refused', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'HDS/a.html': 'a' });
-    const run = await runAck(['sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } });
+    const run = await runAck(['sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url], {
+      env: { ...env, ACK_SYNC_TOKEN: 'wrong' },
+    });
     expect(run.code).toBe(3);
     expect(run.stdout).not.toContain('watching');
     expect(run.stderr).toMatch(/refused the credentials/);
     // With --json the failure is one more JSON line, like every watch event.
-    const json = await runAck(['sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url, '--json'], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } });
+    const json = await runAck(['sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url, '--json'], {
+      env: { ...env, ACK_SYNC_TOKEN: 'wrong' },
+    });
     expect(json.code).toBe(3);
     const lines = json.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, event: 'failed', exitCode: 3, error: expect.stringMatching(/refused the credentials/) });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      ok: false,
+      event: 'failed',
+      exitCode: 3,
+      error: expect.stringMatching(/refused the credentials/),
+    });
   });
 
   it('--initial pushes the folder first, then watches', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'HDS/a.html': 'first', 'HDS/sub/b.css': 'b{}' });
-    const child = spawn(process.execPath, [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url, '--initial', '--debounce', '20'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url, '--initial', '--debounce', '20'],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     cleanups.push(() => void child.kill('SIGKILL'));
     let out = '';
     child.stdout.on('data', (d) => (out += d));
@@ -210,7 +298,12 @@ describe('ack sync watch', () => {
     const a = path.join(h.contracts, 'HDS', 'a.html');
     const b = path.join(h.contracts, 'HDS', 'sub', 'b.css');
     const until = Date.now() + 20_000;
-    while (!(fs.existsSync(a) && fs.existsSync(b) && out.includes('Changed HDS/sub/b.css') && out.includes('Changed HDS/a.html'))) {
+    while (!(
+      fs.existsSync(a) &&
+      fs.existsSync(b) &&
+      out.includes('Changed HDS/sub/b.css') &&
+      out.includes('Changed HDS/a.html')
+    )) {
       if (Date.now() > until) throw new Error(`not pushed in time:\n${out}`);
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -2,7 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { CliError, EXIT_CODES } from './remote/exit-codes.js';
-import { addRemoteOptions, action, requestSettings, requireSecret, resolveUrls, type RemoteOptions } from './remote/options.js';
+import {
+  addRemoteOptions,
+  action,
+  requestSettings,
+  requireSecret,
+  resolveUrls,
+  type RemoteOptions,
+} from './remote/options.js';
 import { joinRemote } from './remote/path-mapping.js';
 import { contractSync } from './remote/sync-client.js';
 import { exitCodeFor } from './remote/outcome.js';
@@ -20,7 +27,8 @@ const TYPES = ['dbclient', 'graphclient', 'function', 'transact', 'command', 'pr
 async function contractSyncCommand(file: string, options: ContractSyncOptions): Promise<number> {
   const urls = resolveUrls(options);
   const hostAccessID = requireSecret(options.hostAccessId, 'ACK_HOST_ACCESS_ID', '--host-access-id', 'host access ID');
-  if (!TYPES.includes(options.type.toLowerCase())) throw new CliError(`--type must be one of ${TYPES.join(', ')}`, EXIT_CODES.usage);
+  if (!TYPES.includes(options.type.toLowerCase()))
+    throw new CliError(`--type must be one of ${TYPES.join(', ')}`, EXIT_CODES.usage);
   const local = path.resolve(file);
   const change = options.delete ? 'Deleted' : 'Changed';
   if (change !== 'Deleted') {
@@ -30,13 +38,26 @@ async function contractSyncCommand(file: string, options: ContractSyncOptions): 
   const destFilePath = joinRemote(undefined, options.dest ?? path.basename(local));
   const settings = requestSettings(options);
   const results = (
-    await Promise.all(urls.map((url) => contractSync(url, hostAccessID, { file: local, moduleID: options.moduleId, contractType: options.type, destFilePath, change }, settings)))
+    await Promise.all(
+      urls.map((url) =>
+        contractSync(
+          url,
+          hostAccessID,
+          { file: local, moduleID: options.moduleId, contractType: options.type, destFilePath, change },
+          settings,
+        ),
+      ),
+    )
   ).map((r) =>
     // The route exists only with AppSettings:UseContractSync on; a 404 means it is off there.
-    r.status === 404 ? { ...r, error: `contract sync is off on that host (${r.url}; AppSettings:UseContractSync is false)` } : r,
+    r.status === 404
+      ? { ...r, error: `contract sync is off on that host (${r.url}; AppSettings:UseContractSync is false)` }
+      : r,
   );
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, status: r.status, answer: r.body, error: r.error })) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, status: r.status, answer: r.body, error: r.error })) }, null, 2)}\n`,
+    );
   } else {
     for (const r of results) {
       if (!r.ok) {
@@ -44,14 +65,20 @@ async function contractSyncCommand(file: string, options: ContractSyncOptions): 
         continue;
       }
       const targets = ((r.body as { targets?: Array<{ path: string }> })?.targets ?? []).map((t) => t.path);
-      process.stdout.write(`${change === 'Deleted' ? 'deleted' : 'wrote'} ${destFilePath} on ${r.url}${targets.length ? `: ${targets.join(', ')}` : ''}\n`);
+      process.stdout.write(
+        `${change === 'Deleted' ? 'deleted' : 'wrote'} ${destFilePath} on ${r.url}${targets.length ? `: ${targets.join(', ')}` : ''}\n`,
+      );
     }
   }
   return exitCodeFor(results);
 }
 
 export function registerContractSync(program: Command): void {
-  addRemoteOptions(program.command('contract-sync <file>').description('send a contract or screen file to POST /contractsync (host access ID from ACK_HOST_ACCESS_ID)'))
+  addRemoteOptions(
+    program
+      .command('contract-sync <file>')
+      .description('send a contract or screen file to POST /contractsync (host access ID from ACK_HOST_ACCESS_ID)'),
+  )
     .requiredOption('--module-id <id>', 'module whose folders receive the file')
     .requiredOption('--type <contractType>', TYPES.join(', '))
     .option('--dest <path>', 'destination path in the contract folder (default: the file name)')

@@ -21,7 +21,14 @@ export interface DevCertReport {
 }
 
 /** The `--json` document of a run that failed before it had a certificate (docs/protocols.md). */
-export const DEV_CERT_JSON_BASE = { created: false, cert: null, key: null, subjectAltName: null, validTo: null, fingerprint256: null };
+export const DEV_CERT_JSON_BASE = {
+  created: false,
+  cert: null,
+  key: null,
+  subjectAltName: null,
+  validTo: null,
+  fingerprint256: null,
+};
 
 /**
  * `ack dev-cert`: makes the development certificate `ack serve --https-port` uses when no
@@ -48,8 +55,13 @@ export function devCert(options: DevCertOptions): DevCertReport {
 export function registerDevCert(program: Command): void {
   program
     .command('dev-cert')
-    .description('make the development HTTPS certificate (under <home>/.ack/dev-cert/) that ack serve --https-port uses')
-    .option('--app-dir <dir>', 'folder holding appsettings.json (its parent is the home, unless ACK_HOME is set); default: the current folder')
+    .description(
+      'make the development HTTPS certificate (under <home>/.ack/dev-cert/) that ack serve --https-port uses',
+    )
+    .option(
+      '--app-dir <dir>',
+      'folder holding appsettings.json (its parent is the home, unless ACK_HOME is set); default: the current folder',
+    )
     .option('--force', 'replace an existing development certificate')
     .option('--json', 'print one JSON document: { ok, created, cert, key, subjectAltName, validTo, fingerprint256 }')
     .action((opts: DevCertOptions) => {

@@ -17,7 +17,12 @@ describe('ack init', () => {
     const run = await runAck(['init', home]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`next: ack serve --app-dir ${path.join(home, 'app')}`);
-    for (const f of ['app/appsettings.json', 'modules/wwwroot/module.json', 'modules/wwwroot/wwwroot/index.html', 'config/shared_files.json']) {
+    for (const f of [
+      'app/appsettings.json',
+      'modules/wwwroot/module.json',
+      'modules/wwwroot/wwwroot/index.html',
+      'config/shared_files.json',
+    ]) {
       expect(fs.existsSync(path.join(home, f)), f).toBe(true);
     }
     const served = await startAckServe(['--app-dir', path.join(home, 'app'), '--port', '0', '--host', '127.0.0.1']);

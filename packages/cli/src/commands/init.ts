@@ -11,7 +11,10 @@ import { EXIT } from '../exit-codes.js';
  * (printed once by the command, so `ack sync upload` works without editing a file). Refuses a
  * folder that already has files, so nothing of a user's is overwritten.
  */
-export function initHome(dir: string, syncToken: string = crypto.randomBytes(24).toString('base64url')): { written: string[]; syncToken: string } {
+export function initHome(
+  dir: string,
+  syncToken: string = crypto.randomBytes(24).toString('base64url'),
+): { written: string[]; syncToken: string } {
   const home = path.resolve(dir);
   if (fs.existsSync(home) && fs.readdirSync(home).length > 0) {
     throw new InitError(`${home} is not empty; choose a new or empty folder`);
@@ -31,8 +34,18 @@ export function initHome(dir: string, syncToken: string = crypto.randomBytes(24)
       },
       Serilog: {
         WriteTo: [
-          { Name: 'Console', Args: { outputTemplate: '[{Timestamp:HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}' } },
-          { Name: 'File', Args: { path: '../log/app.log', outputTemplate: '[{Timestamp:yyyy-MM-dd HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}', rollingInterval: 'Day' } },
+          {
+            Name: 'Console',
+            Args: { outputTemplate: '[{Timestamp:HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}' },
+          },
+          {
+            Name: 'File',
+            Args: {
+              path: '../log/app.log',
+              outputTemplate: '[{Timestamp:yyyy-MM-dd HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}',
+              rollingInterval: 'Day',
+            },
+          },
         ],
       },
     }),

@@ -6,10 +6,14 @@ import { exitCodeFor } from './remote/outcome.js';
 async function manifestCommand(options: RemoteOptions): Promise<number> {
   const urls = resolveUrls(options);
   const results = await Promise.all(urls.map((url) => fetchManifest(url, requestSettings(options))));
-  const paths = (body: unknown) => (Array.isArray(body) ? body.map((e) => String((e as { requestPath?: unknown })?.requestPath ?? '')) : []);
+  const paths = (body: unknown) =>
+    Array.isArray(body) ? body.map((e) => String((e as { requestPath?: unknown })?.requestPath ?? '')) : [];
   if (options.json) {
     // One shape whatever happened: an error, one host or several.
-    const doc = { ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, manifest: r.ok ? r.body : undefined, error: r.error })) };
+    const doc = {
+      ok: results.every((r) => r.ok),
+      results: results.map((r) => ({ url: r.url, ok: r.ok, manifest: r.ok ? r.body : undefined, error: r.error })),
+    };
     process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     for (const r of results) {
@@ -25,5 +29,7 @@ async function manifestCommand(options: RemoteOptions): Promise<number> {
 }
 
 export function registerManifest(program: Command): void {
-  addRemoteOptions(program.command('manifest').description("print a host's shared-file manifest (GET /shared-files/manifest)")).action(action(manifestCommand));
+  addRemoteOptions(
+    program.command('manifest').description("print a host's shared-file manifest (GET /shared-files/manifest)"),
+  ).action(action(manifestCommand));
 }

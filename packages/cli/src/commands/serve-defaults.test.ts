@@ -50,7 +50,9 @@ describe('ack serve binds to loopback by default', () => {
     const s = await serve(['--app-dir', home.appDir, '--port', '0']);
     const port = Number(new URL(s.url).port);
     expect(s.url).toBe(`http://127.0.0.1:${port}`);
-    expect(s.output()).toContain(`listening on http://127.0.0.1:${port} (this machine only; --host 0.0.0.0 to open it)`);
+    expect(s.output()).toContain(
+      `listening on http://127.0.0.1:${port} (this machine only; --host 0.0.0.0 to open it)`,
+    );
     expect(await connects('127.0.0.1', port)).toBe(true);
     if (outsideAddress) expect(await connects(outsideAddress, port)).toBe(false);
   });
@@ -111,10 +113,13 @@ describe('ack serve DIR', () => {
   });
 
   it('takes an application home given as DIR (its app/ folder found)', async () => {
-    const home = hosts.home({ AppSettings: { LoadModules: ['wwwroot'] }, Serilog: consoleOnly }, {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot' },
-      'modules/wwwroot/wwwroot/index.html': 'home page',
-    });
+    const home = hosts.home(
+      { AppSettings: { LoadModules: ['wwwroot'] }, Serilog: consoleOnly },
+      {
+        'modules/wwwroot/module.json': { ModuleID: 'wwwroot' },
+        'modules/wwwroot/wwwroot/index.html': 'home page',
+      },
+    );
     const s = await serve([home.home, '--port', '0']);
     expect(await (await fetch(`${s.url}/`)).text()).toBe('home page');
     expect(s.output()).not.toContain('as a static root');

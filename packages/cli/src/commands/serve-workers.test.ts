@@ -6,7 +6,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { devCertificateFiles } from '@ack/host';
-import { https1Client, makeTestCertificate, nodeHttp2Client, useTestHosts, type TestHome } from '@ack/host/test-support';
+import {
+  https1Client,
+  makeTestCertificate,
+  nodeHttp2Client,
+  useTestHosts,
+  type TestHome,
+} from '@ack/host/test-support';
 import { runAck, startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
 import { runHttp2Load, runLoad } from '../test-support/load.js';
 
@@ -25,7 +31,10 @@ afterEach(async () => {
 
 function home(appSettings: Record<string, unknown> = {}): TestHome {
   return hosts.home(
-    { AppSettings: { LoadModules: ['wwwroot'], ...appSettings }, Serilog: { MinimumLevel: 'Debug', WriteTo: [{ Name: 'Console', Args: {} }] } },
+    {
+      AppSettings: { LoadModules: ['wwwroot'], ...appSettings },
+      Serilog: { MinimumLevel: 'Debug', WriteTo: [{ Name: 'Console', Args: {} }] },
+    },
     {
       'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
       'modules/wwwroot/wwwroot/hello.txt': 'hello',
@@ -35,7 +44,17 @@ function home(appSettings: Record<string, unknown> = {}): TestHome {
 }
 
 async function serveWorkers(h: TestHome, workers = 2, extra: string[] = []): Promise<ServingAck> {
-  const served = await startAckServe(['--app-dir', h.appDir, '--port', '0', '--host', '127.0.0.1', '--workers', String(workers), ...extra]);
+  const served = await startAckServe([
+    '--app-dir',
+    h.appDir,
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--workers',
+    String(workers),
+    ...extra,
+  ]);
   running.push(served);
   await waitForOutput(served, new RegExp(`(listening on .*[\\s\\S]*){${workers}}`));
   // The primary's own line for each worker comes after that worker's "listening on" line: a worker
@@ -46,10 +65,13 @@ async function serveWorkers(h: TestHome, workers = 2, extra: string[] = []): Pro
 
 async function waitForOutput(served: ServingAck, pattern: RegExp, timeout = 60_000): Promise<RegExpMatchArray> {
   let match: RegExpMatchArray | null = null;
-  await vi.waitFor(() => {
-    match = served.output().match(pattern);
-    expect(match, `waiting for ${pattern} in:\n${served.output().slice(-2000)}`).not.toBeNull();
-  }, { timeout, interval: 100 });
+  await vi.waitFor(
+    () => {
+      match = served.output().match(pattern);
+      expect(match, `waiting for ${pattern} in:\n${served.output().slice(-2000)}`).not.toBeNull();
+    },
+    { timeout, interval: 100 },
+  );
   return match!;
 }
 
@@ -77,9 +99,16 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     expect(served.output().indexOf('rolling restart (SIGHUP)', before)).toBeGreaterThan(-1);
     // Both workers were replaced, each after its successor listened.
     expect(served.output().slice(0, before)).not.toMatch(/stop asked by the primary/);
-    expect(served.output().slice(before).match(/stop asked by the primary: stopping/g)).toHaveLength(2);
+    expect(
+      served
+        .output()
+        .slice(before)
+        .match(/stop asked by the primary: stopping/g),
+    ).toHaveLength(2);
     expect(Number(done[1])).not.toBe(Number(done[2]));
-    console.log(`rolling restart under load: ${result.ok} ok, ${result.failed} failed, ${result.retriedOnReusedSocket} resent after a kept-alive connection closed`);
+    console.log(
+      `rolling restart under load: ${result.ok} ok, ${result.failed} failed, ${result.retriedOnReusedSocket} resent after a kept-alive connection closed`,
+    );
   });
 
   it('replaces a worker killed with SIGKILL and keeps serving', async () => {
@@ -103,9 +132,22 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     const served = await serveWorkers(h);
     const dir = fs.mkdtempSync(path.join(h.home, 'upload-'));
     fs.writeFileSync(path.join(dir, 'page.html'), '<p>new</p>');
-    const upload = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', '/HDS/page.html', '--url', served.url], {
-      env: { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' },
-    });
+    const upload = await runAck(
+      [
+        'sync',
+        'upload',
+        path.join(dir, 'page.html'),
+        '--module',
+        'wwwroot',
+        '--path',
+        '/HDS/page.html',
+        '--url',
+        served.url,
+      ],
+      {
+        env: { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' },
+      },
+    );
     expect(upload.code).toBe(0);
     await waitForOutput(served, /cache invalidation from another worker: file .*page\.html/);
     for (let i = 0; i < 6; i++) {
@@ -117,7 +159,10 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     const settingsFile = path.join(h.appDir, 'appsettings.json');
     const good = fs.readFileSync(settingsFile, 'utf8');
     fs.writeFileSync(settingsFile, good.replace('"AppSettings": {', '"AppSettings": { "SystemID": 5,'));
-    await waitForOutput(served, /configuration change in .*appsettings\.json not applied; the workers keep serving: .*SystemID: expected a string/);
+    await waitForOutput(
+      served,
+      /configuration change in .*appsettings\.json not applied; the workers keep serving: .*SystemID: expected a string/,
+    );
     expect((await fetch(`${served.url}/hello.txt`)).status).toBe(200);
     const moduleJson = path.join(h.home, 'modules', 'wwwroot', 'module.json');
     fs.writeFileSync(moduleJson, '{ "ModuleID": "wwwroot", ');
@@ -141,7 +186,11 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     // The primary made it before forking: no two workers write it at once.
     expect(served.output().match(/development certificate created/g)).toHaveLength(1);
     const tlsUrl = tlsUrls[0]!;
-    expect(await https1Client(tlsUrl)({ path: '/hello.txt' })).toMatchObject({ version: '1.1', status: 200, text: 'hello' });
+    expect(await https1Client(tlsUrl)({ path: '/hello.txt' })).toMatchObject({
+      version: '1.1',
+      status: 200,
+      text: 'hello',
+    });
 
     let reloadAsked: Promise<{ code: number | null }> | undefined;
     let stopAt = Infinity;
@@ -157,8 +206,15 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     expect(result.failed).toBe(0);
     // Each retired worker sent its sessions GOAWAY, and the clients moved to a new session.
     expect(result.sessions).toBeGreaterThan(8);
-    expect(served.output().slice(before).match(/stop asked by the primary: stopping/g)).toHaveLength(2);
-    console.log(`HTTP/2 through a rolling restart: ${result.ok} ok, ${result.failed} failed, ${result.sessions} sessions, ${result.retriedRefusedStream} resent after a refused stream`);
+    expect(
+      served
+        .output()
+        .slice(before)
+        .match(/stop asked by the primary: stopping/g),
+    ).toHaveLength(2);
+    console.log(
+      `HTTP/2 through a rolling restart: ${result.ok} ok, ${result.failed} failed, ${result.sessions} sessions, ${result.retriedRefusedStream} resent after a refused stream`,
+    );
 
     // A certificate replaced on disk reaches every worker: each watches its own files.
     const files = devCertificateFiles(h.home);
@@ -169,16 +225,22 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     const { hostname, port } = new URL(tlsUrl);
     const seenOnce = () =>
       new Promise<string>((resolve, reject) => {
-        const socket = tls.connect({ host: hostname, port: Number(port), rejectUnauthorized: false, ALPNProtocols: ['h2'] }, () => {
-          resolve(socket.getPeerCertificate().fingerprint256);
-          socket.end();
-        });
+        const socket = tls.connect(
+          { host: hostname, port: Number(port), rejectUnauthorized: false, ALPNProtocols: ['h2'] },
+          () => {
+            resolve(socket.getPeerCertificate().fingerprint256);
+            socket.end();
+          },
+        );
         socket.on('error', reject);
       });
     // New connections go to the workers in turn: four in a row with the new certificate cover both.
-    await vi.waitFor(async () => {
-      for (let i = 0; i < 4; i++) expect(await seenOnce()).toBe(fingerprint);
-    }, { timeout: 20_000, interval: 200 });
+    await vi.waitFor(
+      async () => {
+        for (let i = 0; i < 4; i++) expect(await seenOnce()).toBe(fingerprint);
+      },
+      { timeout: 20_000, interval: 200 },
+    );
     const h2 = nodeHttp2Client(tlsUrl);
     expect((await h2.send({ path: '/hello.txt' })).status).toBe(200);
     await h2.close();
@@ -205,10 +267,15 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     synced.append('changeType', 'Created');
     synced.append('destFilePath', 'app/synced.html');
     synced.append('file', new Blob(['<p>synced</p>']), 'synced.html');
-    const contract = await fetch(`${served.url}/contractsync`, { method: 'POST', body: synced, headers: { hostAccessID: HOST_ACCESS_ID } });
+    const contract = await fetch(`${served.url}/contractsync`, {
+      method: 'POST',
+      body: synced,
+      headers: { hostAccessID: HOST_ACCESS_ID },
+    });
     expect(contract.status).toBe(200);
     await waitForOutput(served, /cache invalidation from another worker: contract-sync wwwroot .*synced\.html/);
-    for (const { seen } of sockets) await vi.waitFor(() => expect(seen).toContain('/wwwroot/app/synced.html'), { timeout: 15_000 });
+    for (const { seen } of sockets)
+      await vi.waitFor(() => expect(seen).toContain('/wwwroot/app/synced.html'), { timeout: 15_000 });
 
     const upload = new FormData();
     upload.append('moduleName', 'wwwroot');
@@ -222,48 +289,79 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     });
     expect(uploaded.status).toBe(200);
     await waitForOutput(served, /cache invalidation from another worker: file .*page\.html/);
-    for (const { seen } of sockets) await vi.waitFor(() => expect(seen).toContain('/view/page.html'), { timeout: 15_000 });
+    for (const { seen } of sockets)
+      await vi.waitFor(() => expect(seen).toContain('/view/page.html'), { timeout: 15_000 });
     for (const { socket } of sockets) socket.close();
   });
 
   it('refuses a signed-out authentication cookie on every worker, without a shared store (the bus carries it)', async () => {
-    const h = home({ RunningEnvironment: 'D', IsEnabledDevAutoSignIn: true, LoadModules: ['wwwroot', 'whoami'], SessionState: { IsSession: false } });
-    h.write('modules/wwwroot/module.json', { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], DevAutoSignIn: { UserID: 'leaver' } } });
+    const h = home({
+      RunningEnvironment: 'D',
+      IsEnabledDevAutoSignIn: true,
+      LoadModules: ['wwwroot', 'whoami'],
+      SessionState: { IsSession: false },
+    });
+    h.write('modules/wwwroot/module.json', {
+      ModuleID: 'wwwroot',
+      ModuleConfig: { FileSyncTokens: [TOKEN], DevAutoSignIn: { UserID: 'leaver' } },
+    });
     h.write('modules/whoami/module.json', { ModuleID: 'whoami', EntryPoint: './index.mjs' });
-    h.write('modules/whoami/index.mjs', `export default (ctx) => {
+    h.write(
+      'modules/whoami/index.mjs',
+      `export default (ctx) => {
   const router = ctx.host.createRouter();
   router.get('/', (req, res) => res.json({ pid: process.pid, user: req.ackUser?.UserID ?? null }));
   return { routes: [{ mount: '/whoami/api', handler: router }] };
-};`);
+};`,
+    );
     const served = await serveWorkers(h);
     const signIn = await fetch(`${served.url}/wwwroot/api/dev-account/sign-in`, { redirect: 'manual' });
     expect(signIn.status).toBe(302);
-    const cookie = signIn.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookie = signIn.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     // A new connection each time: the primary hands connections to the workers in turn.
-    const whoami = async () => (await (await fetch(`${served.url}/whoami/api`, { headers: { cookie, connection: 'close' } })).json()) as { pid: number; user: string | null };
+    const whoami = async () =>
+      (await (await fetch(`${served.url}/whoami/api`, { headers: { cookie, connection: 'close' } })).json()) as {
+        pid: number;
+        user: string | null;
+      };
     const before = await Promise.all(Array.from({ length: 4 }, whoami));
     expect(new Set(before.map((w) => w.pid)).size).toBe(2);
     expect(before.map((w) => w.user)).toEqual(Array(4).fill('leaver'));
-    const out = await fetch(`${served.url}/wwwroot/api/dev-account/sign-out`, { method: 'POST', headers: { cookie, accept: 'application/json', connection: 'close' } });
+    const out = await fetch(`${served.url}/wwwroot/api/dev-account/sign-out`, {
+      method: 'POST',
+      headers: { cookie, accept: 'application/json', connection: 'close' },
+    });
     expect(out.status).toBe(204);
     // The same cookie, replayed to both workers: nobody, on each.
-    await vi.waitFor(async () => {
-      const after = await Promise.all(Array.from({ length: 4 }, whoami));
-      expect(new Set(after.map((w) => w.pid)).size).toBe(2);
-      expect(after.map((w) => w.user)).toEqual(Array(4).fill(null));
-    }, { timeout: 10_000, interval: 100 });
+    await vi.waitFor(
+      async () => {
+        const after = await Promise.all(Array.from({ length: 4 }, whoami));
+        expect(new Set(after.map((w) => w.pid)).size).toBe(2);
+        expect(after.map((w) => w.user)).toEqual(Array(4).fill(null));
+      },
+      { timeout: 10_000, interval: 100 },
+    );
   });
 
   it('stops with exit 1 and the store named (never its password) when the session database is not there', async () => {
     const h = hosts.home({
       AppSettings: {
         LoadModules: [],
-        SessionState: { CacheType: 'MySql', StoreStartupWaitSeconds: 1, MySqlConnectionString: 'Server=127.0.0.1;Port=1;Uid=root;Pwd=never-shown-77;' },
+        SessionState: {
+          CacheType: 'MySql',
+          StoreStartupWaitSeconds: 1,
+          MySqlConnectionString: 'Server=127.0.0.1;Port=1;Uid=root;Pwd=never-shown-77;',
+        },
       },
       Serilog: { WriteTo: [] },
     });
     for (const extra of [[], ['--workers', '2']]) {
-      const run = await runAck(['serve', '--app-dir', h.appDir, '--port', '0', '--host', '127.0.0.1', ...extra], { timeoutMs: 30_000 });
+      const run = await runAck(['serve', '--app-dir', h.appDir, '--port', '0', '--host', '127.0.0.1', ...extra], {
+        timeoutMs: 30_000,
+      });
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/session store MySql at 127\.0\.0\.1:1 is not reachable after 1 s/);
       expect(run.stdout + run.stderr).not.toContain('never-shown-77');

@@ -2,7 +2,18 @@ import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { checkConfiguration, configurationFiles, createHostPaths, ensureDevCertificate, loadHostSettings, planEndpoints, Primary, SettingsError, watchConfiguration, type ListenOptions } from '@ack/host';
+import {
+  checkConfiguration,
+  configurationFiles,
+  createHostPaths,
+  ensureDevCertificate,
+  loadHostSettings,
+  planEndpoints,
+  Primary,
+  SettingsError,
+  watchConfiguration,
+  type ListenOptions,
+} from '@ack/host';
 import { EXIT } from '../exit-codes.js';
 
 /** Where the primary of `ack serve --workers` writes its pid, under the application home. */
@@ -19,7 +30,11 @@ export function pidFileOf(appDir: string, env: NodeJS.ProcessEnv = process.env):
  * or, with `AppSettings:IsConfigurationWatching`, when appsettings.json or a module.json changes
  * and still reads.
  */
-export async function servePrimary(appDir: string, workers: number, listen: Pick<ListenOptions, 'host' | 'tlsPort'>): Promise<void> {
+export async function servePrimary(
+  appDir: string,
+  workers: number,
+  listen: Pick<ListenOptions, 'host' | 'tlsPort'>,
+): Promise<void> {
   const log = (line: string) => process.stderr.write(`ack: ${line}\n`);
   let watching: boolean;
   let pidFile: string;
@@ -27,7 +42,12 @@ export async function servePrimary(appDir: string, workers: number, listen: Pick
     const { settings, file } = loadHostSettings(appDir, process.env);
     watching = settings.AppSettings.IsConfigurationWatching;
     pidFile = pidFileOf(appDir);
-    ensureDevCertificate(settings, createHostPaths(path.dirname(file), process.env), planEndpoints(settings, listen).plans, log);
+    ensureDevCertificate(
+      settings,
+      createHostPaths(path.dirname(file), process.env),
+      planEndpoints(settings, listen).plans,
+      log,
+    );
   } catch (err) {
     log((err as Error).message);
     process.exit(err instanceof SettingsError ? EXIT.usage : EXIT.failed);

@@ -15,14 +15,17 @@ const hosts = useTestHosts();
 const consoleOnly = { WriteTo: [{ Name: 'Console', Args: {} }] };
 
 function slowModuleHome(): TestHome {
-  return hosts.home({ AppSettings: { LoadModules: ['slow'] }, Serilog: consoleOnly }, {
-    'modules/slow/module.json': { ModuleID: 'slow', EntryPoint: './index.mjs' },
-    'modules/slow/index.mjs': `export default (ctx) => {
+  return hosts.home(
+    { AppSettings: { LoadModules: ['slow'] }, Serilog: consoleOnly },
+    {
+      'modules/slow/module.json': { ModuleID: 'slow', EntryPoint: './index.mjs' },
+      'modules/slow/index.mjs': `export default (ctx) => {
       const r = ctx.host.createRouter();
       r.get('/', (req, res) => setTimeout(() => res.json({ done: true }), Number(req.query.ms ?? 800)));
       return { routes: [{ mount: '/slow/api', handler: r }], close() { ctx.logger.info('slow module closed'); } };
     };`,
-  });
+    },
+  );
 }
 
 describe('ack serve', () => {
@@ -42,15 +45,35 @@ describe('ack serve', () => {
   });
 
   it('on SIGTERM during a large upload, removes its staged file, keeps the old one and exits 0', async () => {
-    home = hosts.home({ AppSettings: { LoadModules: [], UseContractSync: true, HostAccessID: 'team-key', Security: { MaxContractSyncFileBytes: 50_000_000 } }, Serilog: consoleOnly }, {
-      'modules/HDS/Contracts/transact/HDS/old.json': 'old module copy',
-      'contracts/transact/HDS/old.json': 'old shared copy',
-    });
-    const temps = () => (fs.readdirSync(home!.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => isTemporaryFileName(path.basename(f)));
+    home = hosts.home(
+      {
+        AppSettings: {
+          LoadModules: [],
+          UseContractSync: true,
+          HostAccessID: 'team-key',
+          Security: { MaxContractSyncFileBytes: 50_000_000 },
+        },
+        Serilog: consoleOnly,
+      },
+      {
+        'modules/HDS/Contracts/transact/HDS/old.json': 'old module copy',
+        'contracts/transact/HDS/old.json': 'old shared copy',
+      },
+    );
+    const temps = () =>
+      (fs.readdirSync(home!.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) =>
+        isTemporaryFileName(path.basename(f)),
+      );
     const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
     const boundary = 'sigtermboundary';
-    const fields = Object.entries({ moduleID: 'HDS', contractType: 'transact', destFilePath: 'HDS/old.json', changeType: 'Changed' })
-      .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('');
+    const fields = Object.entries({
+      moduleID: 'HDS',
+      contractType: 'transact',
+      destFilePath: 'HDS/old.json',
+      changeType: 'Changed',
+    })
+      .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+      .join('');
     const socket = net.connect(Number(new URL(served.url).port), '127.0.0.1');
     socket.on('error', () => undefined);
     await new Promise((r) => socket.once('connect', r));
@@ -68,14 +91,19 @@ describe('ack serve', () => {
     expect(await served.exited).toBe(0);
     socket.destroy();
     expect(temps()).toEqual([]);
-    expect(fs.readFileSync(path.join(home.home, 'modules/HDS/Contracts/transact/HDS/old.json'), 'utf8')).toBe('old module copy');
+    expect(fs.readFileSync(path.join(home.home, 'modules/HDS/Contracts/transact/HDS/old.json'), 'utf8')).toBe(
+      'old module copy',
+    );
     expect(fs.readFileSync(path.join(home.home, 'contracts/transact/HDS/old.json'), 'utf8')).toBe('old shared copy');
   });
 
   it('closes every open WebSocket with 1001 (going away) on SIGTERM, then exits 0', async () => {
-    home = hosts.home({ AppSettings: { LoadModules: ['wwwroot'], RunningEnvironment: 'D' }, Serilog: consoleOnly }, {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { IsEnabledLiveReload: true } },
-    });
+    home = hosts.home(
+      { AppSettings: { LoadModules: ['wwwroot'], RunningEnvironment: 'D' }, Serilog: consoleOnly },
+      {
+        'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { IsEnabledLiveReload: true } },
+      },
+    );
     const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
     const sockets = [0, 1].map(() => new WebSocket(`${served.url.replace(/^http/, 'ws')}/wwwroot/api/live-reload`));
     await Promise.all(sockets.map((s) => once(s, 'open')));
@@ -86,9 +114,12 @@ describe('ack serve', () => {
   });
 
   it('logs version, entry base path, URL and modules loaded and skipped at start', async () => {
-    home = hosts.home({ AppSettings: { LoadModules: ['wwwroot', 'transact'] }, Serilog: consoleOnly }, {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: {} },
-    });
+    home = hosts.home(
+      { AppSettings: { LoadModules: ['wwwroot', 'transact'] }, Serilog: consoleOnly },
+      {
+        'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: {} },
+      },
+    );
     const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
     await new Promise((r) => setTimeout(r, 100));
     served.child.kill('SIGINT');

@@ -36,7 +36,9 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   if (options.workers !== undefined && cluster.isPrimary) {
     // Workers share one application home (its settings, pid file and watched configuration).
     if (located !== undefined && 'staticRoot' in located) {
-      process.stderr.write('ack: --workers needs an application home (a folder holding appsettings.json), not a plain folder\n');
+      process.stderr.write(
+        'ack: --workers needs an application home (a folder holding appsettings.json), not a plain folder\n',
+      );
       process.exit(2);
     }
     return servePrimary(appDir, options.workers, { host: options.host, tlsPort: options.httpsPort });
@@ -68,9 +70,18 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
       await host.close({ graceMs: 0 });
       process.exit(2);
     }
-    const { code, port: failedPort = port, address } = err as NodeJS.ErrnoException & { port?: number; address?: string };
+    const {
+      code,
+      port: failedPort = port,
+      address,
+    } = err as NodeJS.ErrnoException & { port?: number; address?: string };
     const where = `${address ?? bindHost ?? '*'}:${failedPort}`;
-    const text = code === 'EADDRINUSE' ? `port ${failedPort} is already in use (${where})` : code === 'EACCES' ? `no permission to listen on ${where}` : (err as Error).message;
+    const text =
+      code === 'EADDRINUSE'
+        ? `port ${failedPort} is already in use (${where})`
+        : code === 'EACCES'
+          ? `no permission to listen on ${where}`
+          : (err as Error).message;
     process.stderr.write(`ack: ${text}\n`);
     await host.close({ graceMs: 0 });
     process.exit(1);
@@ -78,10 +89,19 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   const log = host.logger;
   log.info(`ack ${HOST_VERSION} on Node ${process.version}`);
   log.info(`entry base path ${host.paths.entryBasePath}`);
-  log.info(`modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`);
-  if (staticHome) log.info(`serving the folder ${path.resolve(dir!)} as a static root (no appsettings.json there; nothing is written into it)`);
+  log.info(
+    `modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`,
+  );
+  if (staticHome)
+    log.info(
+      `serving the folder ${path.resolve(dir!)} as a static root (no appsettings.json there; nothing is written into it)`,
+    );
   const everywhere = bindHost === undefined || bindHost === '0.0.0.0' || bindHost === '::';
-  const reach = everywhere ? `all interfaces, port ${new URL(host.url).port}` : isLoopback(bindHost) ? 'this machine only; --host 0.0.0.0 to open it' : bindHost;
+  const reach = everywhere
+    ? `all interfaces, port ${new URL(host.url).port}`
+    : isLoopback(bindHost)
+      ? 'this machine only; --host 0.0.0.0 to open it'
+      : bindHost;
   log.info(`listening on ${host.url} (${reach})`);
 
   let stopping = false;
@@ -122,8 +142,19 @@ export function registerServe(program: Command): void {
     .argument('[dir]', 'an application home (or its app/ folder), or a plain folder to serve as it is')
     .option('--app-dir <dir>', 'folder holding appsettings.json (the entry base path); default: the current folder')
     .option('--port <n>', 'port to listen on (default AppSettings:ServerPort, 8421)', parsePort)
-    .option('--host <addr>', 'address to listen on, for the plain port and the --https-port listener (default AppSettings:ServerListenAddress, 127.0.0.1; 0.0.0.0 for every interface)')
-    .option('--https-port <n>', 'also serve HTTPS (HTTP/2 and HTTP/1.1) on this port; with no certificate configured, the development certificate (ack dev-cert)', parsePort)
-    .option('--workers <n>', 'run N worker processes behind the one port (0: one per core); SIGHUP or `ack reload` restarts them one at a time', parseWorkers)
+    .option(
+      '--host <addr>',
+      'address to listen on, for the plain port and the --https-port listener (default AppSettings:ServerListenAddress, 127.0.0.1; 0.0.0.0 for every interface)',
+    )
+    .option(
+      '--https-port <n>',
+      'also serve HTTPS (HTTP/2 and HTTP/1.1) on this port; with no certificate configured, the development certificate (ack dev-cert)',
+      parsePort,
+    )
+    .option(
+      '--workers <n>',
+      'run N worker processes behind the one port (0: one per core); SIGHUP or `ack reload` restarts them one at a time',
+      parseWorkers,
+    )
     .action(async (dir: string | undefined, opts: ServeOptions) => serve(opts, dir));
 }

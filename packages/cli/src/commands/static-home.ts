@@ -22,11 +22,22 @@ export function createStaticHome(folder: string): StaticHome {
   };
   write('app/appsettings.json', {
     AppSettings: { LoadModules: ['wwwroot'], IsEnabledDevAutoSignIn: false, SessionState: { IsSession: false } },
-    Serilog: { WriteTo: [{ Name: 'Console', Args: { outputTemplate: '[{Timestamp:HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}' } }] },
+    Serilog: {
+      WriteTo: [
+        {
+          Name: 'Console',
+          Args: { outputTemplate: '[{Timestamp:HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}' },
+        },
+      ],
+    },
   });
   write('modules/wwwroot/module.json', {
     ModuleID: 'wwwroot',
-    ModuleConfig: { WWWRootBasePath: folder, ContractBasePath: path.join(home, 'contracts', 'wwwroot'), SharedFileConfigPath: '' },
+    ModuleConfig: {
+      WWWRootBasePath: folder,
+      ContractBasePath: path.join(home, 'contracts', 'wwwroot'),
+      SharedFileConfigPath: '',
+    },
   });
   const env = { ...process.env };
   delete env.ACK_HOME; // the throw-away home is the service home, whatever the shell says

@@ -22,17 +22,26 @@ afterEach(async () => {
 });
 
 async function host(): Promise<TestHost & { contracts: string }> {
-  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_KEY } }), {
-    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared_files.json' } },
-    'config/shared_files.json': { items: [{ requestPath: '/shared/a.css', hostFilePath: '../config/a.css' }, { requestPath: '/shared/b.js', hostFilePath: '../config/b.js' }] },
-    'config/a.css': 'a{}',
-    'config/b.js': 'b()',
-  });
+  const home = hosts.home(
+    testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_KEY } }),
+    {
+      'modules/wwwroot/module.json': {
+        ModuleID: 'wwwroot',
+        ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared_files.json' },
+      },
+      'config/shared_files.json': {
+        items: [
+          { requestPath: '/shared/a.css', hostFilePath: '../config/a.css' },
+          { requestPath: '/shared/b.js', hostFilePath: '../config/b.js' },
+        ],
+      },
+      'config/a.css': 'a{}',
+      'config/b.js': 'b()',
+    },
+  );
   const running = await hosts.start(home, { wwwroot: wwwrootModule });
   return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
 }
-
-
 
 const env = { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' };
 
@@ -40,7 +49,20 @@ describe('ack sync upload', () => {
   it('uploads one file to the path given', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'page.html': '<p>from the cli</p>' });
-    const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', '/HDS/page.html', '--url', h.url], { env });
+    const run = await runAck(
+      [
+        'sync',
+        'upload',
+        path.join(dir, 'page.html'),
+        '--module',
+        'wwwroot',
+        '--path',
+        '/HDS/page.html',
+        '--url',
+        h.url,
+      ],
+      { env },
+    );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Changed HDS/page.html (19 bytes)');
@@ -49,9 +71,18 @@ describe('ack sync upload', () => {
 
   it('uploads a folder with paths relative to it, without a progress bar when not on a terminal', async () => {
     const h = await host();
-    const files = { 'index.html': 'i', 'js/app.js': 'app()', 'js/lib/x.js': 'x', 'css/site.css': 'c', '.hidden': 'no', '.git/config': 'no' };
+    const files = {
+      'index.html': 'i',
+      'js/app.js': 'app()',
+      'js/lib/x.js': 'x',
+      'css/site.css': 'c',
+      '.hidden': 'no',
+      '.git/config': 'no',
+    };
     const dir = workDir(cleanups, files);
-    const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/app', '--url', h.url], { env });
+    const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/app', '--url', h.url], {
+      env,
+    });
     expect(run.code).toBe(0);
     expect(run.stdout + run.stderr).not.toMatch(/\[#|\r/);
     expect(run.stdout).toContain('4 files uploaded');
@@ -66,7 +97,10 @@ describe('ack sync upload', () => {
     const h = await host();
     const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
     const dir = workDir(cleanups, { 'a.bin': bytes, 'b.txt': 'bee' });
-    const run = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/bin', '--url', h.url, '--json'], { env });
+    const run = await runAck(
+      ['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS/bin', '--url', h.url, '--json'],
+      { env },
+    );
     expect(run.code).toBe(0);
     const doc = JSON.parse(run.stdout);
     expect(doc.ok).toBe(true);
@@ -80,11 +114,35 @@ describe('ack sync upload', () => {
   it('deletes with --change Deleted and refreshes with ack sync refresh', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'x.html': 'x' });
-    expect((await runAck(['sync', 'upload', path.join(dir, 'x.html'), '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url], { env })).code).toBe(0);
-    const refresh = await runAck(['sync', 'refresh', '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url], { env });
+    expect(
+      (
+        await runAck(
+          ['sync', 'upload', path.join(dir, 'x.html'), '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url],
+          { env },
+        )
+      ).code,
+    ).toBe(0);
+    const refresh = await runAck(['sync', 'refresh', '--module', 'wwwroot', '--path', 'HDS/x.html', '--url', h.url], {
+      env,
+    });
     expect(refresh.code).toBe(0);
     expect(refresh.stdout).toContain('refreshed wwwroot/HDS/x.html');
-    const del = await runAck(['sync', 'upload', 'gone-locally.html', '--module', 'wwwroot', '--path', 'HDS/x.html', '--change', 'deleted', '--url', h.url], { env, cwd: dir });
+    const del = await runAck(
+      [
+        'sync',
+        'upload',
+        'gone-locally.html',
+        '--module',
+        'wwwroot',
+        '--path',
+        'HDS/x.html',
+        '--change',
+        'deleted',
+        '--url',
+        h.url,
+      ],
+      { env, cwd: dir },
+    );
     expect(del.code).toBe(0);
     expect(fs.existsSync(path.join(h.contracts, 'HDS', 'x.html'))).toBe(false);
   });
@@ -92,7 +150,9 @@ describe('ack sync upload', () => {
   it('exits 3 with one line when the token is refused', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'page.html': 'p' });
-    const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], { env: { ...env, ACK_SYNC_TOKEN: 'wrong' } });
+    const run = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], {
+      env: { ...env, ACK_SYNC_TOKEN: 'wrong' },
+    });
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/refused the credentials \(sync\.invalid_token/);
     expect(run.stderr).not.toMatch(/\n\s+at /);
@@ -104,12 +164,44 @@ describe('ack sync upload', () => {
     const port = await closedPort();
     const dir = workDir(cleanups, { 'page.html': 'p' });
     const file = path.join(dir, 'page.html');
-    const run = await runAck(['sync', 'upload', file, '--module', 'wwwroot', '--path', 'HDS/p.html', '--url', `http://127.0.0.1:${port}`, '--retries', '1'], { env });
+    const run = await runAck(
+      [
+        'sync',
+        'upload',
+        file,
+        '--module',
+        'wwwroot',
+        '--path',
+        'HDS/p.html',
+        '--url',
+        `http://127.0.0.1:${port}`,
+        '--retries',
+        '1',
+      ],
+      { env },
+    );
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`cannot reach http://127.0.0.1:${port}`);
     expect(run.stderr).not.toMatch(/\n\s+at /);
 
-    const both = await runAck(['sync', 'upload', file, '--module', 'wwwroot', '--path', 'HDS/p.html', '--url', h.url, '--url', `http://127.0.0.1:${port}`, '--retries', '0'], { env });
+    const both = await runAck(
+      [
+        'sync',
+        'upload',
+        file,
+        '--module',
+        'wwwroot',
+        '--path',
+        'HDS/p.html',
+        '--url',
+        h.url,
+        '--url',
+        `http://127.0.0.1:${port}`,
+        '--retries',
+        '0',
+      ],
+      { env },
+    );
     expect(both.code).toBe(1);
     expect(both.stderr).toContain(`failed (on http://127.0.0.1:${port})`);
     expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'p.html'), 'utf8')).toBe('p');
@@ -117,14 +209,22 @@ describe('ack sync upload', () => {
 
   it('exits 2 for a missing local file, a bad path and a missing token', async () => {
     const h = await host();
-    const missing = await runAck(['sync', 'upload', 'no-such-file.html', '--module', 'wwwroot', '--url', h.url], { env });
+    const missing = await runAck(['sync', 'upload', 'no-such-file.html', '--module', 'wwwroot', '--url', h.url], {
+      env,
+    });
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toBe('ack: no such file or folder: no-such-file.html');
     const dir = workDir(cleanups, { 'page.html': 'p' });
-    const escape = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', 'C:/x.html', '--url', h.url], { env });
+    const escape = await runAck(
+      ['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', 'C:/x.html', '--url', h.url],
+      { env },
+    );
     expect(escape.code).toBe(2);
     expect(escape.stderr).toContain('sync.invalid_path');
-    const noToken = await runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url], { env: { ...env, ACK_SYNC_TOKEN: '' } });
+    const noToken = await runAck(
+      ['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--url', h.url],
+      { env: { ...env, ACK_SYNC_TOKEN: '' } },
+    );
     expect(noToken.code).toBe(2);
     expect(noToken.stderr.trim()).toBe('ack: no sync token: set ACK_SYNC_TOKEN (or --token)');
   });
@@ -135,16 +235,52 @@ describe('ack contract-sync and ack manifest', () => {
     const h = await host();
     const dir = workDir(cleanups, { 'TST010.json': '{"t":1}' });
     const file = path.join(dir, 'TST010.json');
-    const ok = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--dest', 'HDS/ZZW/TST010.json', '--url', h.url], { env: { ...env, ACK_HOST_ACCESS_ID: HOST_KEY } });
+    const ok = await runAck(
+      [
+        'contract-sync',
+        file,
+        '--module-id',
+        'HDS',
+        '--type',
+        'transact',
+        '--dest',
+        'HDS/ZZW/TST010.json',
+        '--url',
+        h.url,
+      ],
+      { env: { ...env, ACK_HOST_ACCESS_ID: HOST_KEY } },
+    );
     expect(ok.code).toBe(0);
     const home = h.home.home;
-    expect(fs.readFileSync(path.join(home, 'modules', 'HDS', 'Contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'), 'utf8')).toBe('{"t":1}');
-    expect(fs.readFileSync(path.join(home, 'contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'), 'utf8')).toBe('{"t":1}');
-    const del = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--dest', 'HDS/ZZW/TST010.json', '--delete', '--url', h.url, '--json'], { env: { ...env, ACK_HOST_ACCESS_ID: HOST_KEY } });
+    expect(
+      fs.readFileSync(path.join(home, 'modules', 'HDS', 'Contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'), 'utf8'),
+    ).toBe('{"t":1}');
+    expect(fs.readFileSync(path.join(home, 'contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'), 'utf8')).toBe(
+      '{"t":1}',
+    );
+    const del = await runAck(
+      [
+        'contract-sync',
+        file,
+        '--module-id',
+        'HDS',
+        '--type',
+        'transact',
+        '--dest',
+        'HDS/ZZW/TST010.json',
+        '--delete',
+        '--url',
+        h.url,
+        '--json',
+      ],
+      { env: { ...env, ACK_HOST_ACCESS_ID: HOST_KEY } },
+    );
     expect(del.code).toBe(0);
     expect(JSON.parse(del.stdout).ok).toBe(true);
     expect(fs.existsSync(path.join(home, 'contracts', 'transact', 'HDS', 'ZZW', 'TST010.json'))).toBe(false);
-    const refused = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--url', h.url], { env: { ...env, ACK_HOST_ACCESS_ID: 'wrong' } });
+    const refused = await runAck(['contract-sync', file, '--module-id', 'HDS', '--type', 'transact', '--url', h.url], {
+      env: { ...env, ACK_HOST_ACCESS_ID: 'wrong' },
+    });
     expect(refused.code).toBe(3);
   });
 
@@ -154,7 +290,12 @@ describe('ack contract-sync and ack manifest', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toBe('/shared/a.css\n/shared/b.js\n');
     const json = await runAck(['manifest', '--url', h.url, '--json'], { env });
-    expect(JSON.parse(json.stdout)).toEqual({ ok: true, results: [{ url: h.url, ok: true, manifest: [{ requestPath: '/shared/a.css' }, { requestPath: '/shared/b.js' }] }] });
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: true,
+      results: [
+        { url: h.url, ok: true, manifest: [{ requestPath: '/shared/a.css' }, { requestPath: '/shared/b.js' }] },
+      ],
+    });
   });
 });
 
@@ -162,26 +303,47 @@ describe('ack sync watch', () => {
   it('pushes a creation, a same-size edit and a deletion, and stops on SIGINT', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'existing.html': 'old' });
-    const child = spawn(process.execPath, [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--path', 'HDS/live', '--url', h.url, '--debounce', '50'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--path', 'HDS/live', '--url', h.url, '--debounce', '50'],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     cleanups.push(() => void child.kill('SIGKILL'));
-    await waitFor(() => out.includes('watching '), () => out);
+    await waitFor(
+      () => out.includes('watching '),
+      () => out,
+    );
 
     const target = path.join(h.contracts, 'HDS', 'live', 'page.html');
     fs.writeFileSync(path.join(dir, 'page.html'), 'AAAA');
     // The CLI prints its line after the server answered: wait for both, the file and the line.
-    await waitFor(() => fs.existsSync(target) && fs.readFileSync(target, 'utf8') === 'AAAA' && out.includes('Created HDS/live/page.html'), () => out);
+    await waitFor(
+      () =>
+        fs.existsSync(target) &&
+        fs.readFileSync(target, 'utf8') === 'AAAA' &&
+        out.includes('Created HDS/live/page.html'),
+      () => out,
+    );
     fs.writeFileSync(path.join(dir, 'page.html'), 'BBBB'); // same size, new content
-    await waitFor(() => fs.readFileSync(target, 'utf8') === 'BBBB' && out.includes('Changed HDS/live/page.html'), () => out);
+    await waitFor(
+      () => fs.readFileSync(target, 'utf8') === 'BBBB' && out.includes('Changed HDS/live/page.html'),
+      () => out,
+    );
     fs.rmSync(path.join(dir, 'page.html'));
-    await waitFor(() => !fs.existsSync(target) && out.includes('Deleted HDS/live/page.html'), () => out);
-    expect(out).toMatch(/Created HDS\/live\/page\.html[\s\S]*Changed HDS\/live\/page\.html[\s\S]*Deleted HDS\/live\/page\.html/);
+    await waitFor(
+      () => !fs.existsSync(target) && out.includes('Deleted HDS/live/page.html'),
+      () => out,
+    );
+    expect(out).toMatch(
+      /Created HDS\/live\/page\.html[\s\S]*Changed HDS\/live\/page\.html[\s\S]*Deleted HDS\/live\/page\.html/,
+    );
     expect(fs.existsSync(path.join(h.contracts, 'HDS', 'live', 'existing.html'))).toBe(false); // not pushed: it did not change
 
     child.kill('SIGINT');

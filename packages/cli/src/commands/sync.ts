@@ -2,7 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CliError, EXIT_CODES } from './remote/exit-codes.js';
-import { addRemoteOptions, action, requestSettings, requireSecret, resolveUrls, type RemoteOptions } from './remote/options.js';
+import {
+  addRemoteOptions,
+  action,
+  requestSettings,
+  requireSecret,
+  resolveUrls,
+  type RemoteOptions,
+} from './remote/options.js';
 import { applicationFolderHint, joinRemote } from './remote/path-mapping.js';
 import { listFiles, sha256File } from './remote/files.js';
 import { createProgress, formatBytes, runLimited } from './remote/progress.js';
@@ -45,7 +52,10 @@ async function uploadItems(target: string, options: UploadOptions, change: Chang
     throw new CliError(`no such file or folder: ${target}`, EXIT_CODES.usage);
   }
   if (stat.isDirectory()) {
-    return (await listFiles(local)).map((rel) => ({ file: path.join(local, rel), remotePath: joinRemote(options.path, rel) }));
+    return (await listFiles(local)).map((rel) => ({
+      file: path.join(local, rel),
+      remotePath: joinRemote(options.path, rel),
+    }));
   }
   if (!stat.isFile()) throw new CliError(`not a file or folder: ${target}`, EXIT_CODES.usage);
   const remotePath = joinRemote(undefined, options.path ?? path.basename(local));
@@ -62,20 +72,34 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
   const urls = resolveUrls(options);
   const change = options.change ?? 'Changed';
   const items = await uploadItems(target, options, change);
-  const hint = applicationFolderHint(options.module, items.map((i) => i.remotePath));
+  const hint = applicationFolderHint(
+    options.module,
+    items.map((i) => i.remotePath),
+  );
   if (options.dryRun) return dryRun(items, urls, options, change, hint);
   const token = requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token');
   const settings = requestSettings(options);
   if (hint && !options.json) process.stderr.write(`ack: ${hint}\n`);
   if (items.length === 0) {
-    if (options.json) process.stdout.write(`${JSON.stringify({ ok: true, module: options.module, change, dryRun: false, results: [] }, null, 2)}\n`);
+    if (options.json)
+      process.stdout.write(
+        `${JSON.stringify({ ok: true, module: options.module, change, dryRun: false, results: [] }, null, 2)}\n`,
+      );
     else process.stdout.write(`nothing to upload in ${target}\n`);
     return EXIT_CODES.ok;
   }
-  const sizes = await Promise.all(items.map(async (item) => (item.file && change !== 'Deleted' ? (await fs.promises.stat(item.file).catch(() => undefined))?.size ?? 0 : 0)));
+  const sizes = await Promise.all(
+    items.map(async (item) =>
+      item.file && change !== 'Deleted' ? ((await fs.promises.stat(item.file).catch(() => undefined))?.size ?? 0) : 0,
+    ),
+  );
   const sizeOf = new Map(items.map((item, i) => [item, sizes[i]!]));
   const showProgress = !options.json && process.stdout.isTTY === true && process.stderr.isTTY === true;
-  const progress = createProgress(items.length * urls.length, sizes.reduce((a, b) => a + b, 0) * urls.length, showProgress);
+  const progress = createProgress(
+    items.length * urls.length,
+    sizes.reduce((a, b) => a + b, 0) * urls.length,
+    showProgress,
+  );
   const hashes = new Map<UploadItem, Promise<string>>();
   const hashOf = (item: UploadItem) => {
     if (!hashes.has(item)) hashes.set(item, sha256File(item.file!));
@@ -88,7 +112,12 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
         const sha256 = change === 'Deleted' || !item.file ? undefined : await hashOf(item);
         outcome = await syncUpload(url, token, options.module, change, { ...item, sha256 }, settings);
       } catch (err) {
-        outcome = { url, ok: false, error: `cannot read ${item.file}: ${(err as Error).message}`, exit: EXIT_CODES.usage };
+        outcome = {
+          url,
+          ok: false,
+          error: `cannot read ${item.file}: ${(err as Error).message}`,
+          exit: EXIT_CODES.usage,
+        };
       }
       const result = { ...outcome, path: item.remotePath, file: item.file };
       progress.tick(sizeOf.get(item));
@@ -99,7 +128,9 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
   const results = await runLimited(tasks, options.concurrency ?? 4);
   progress.done();
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), module: options.module, change, dryRun: false, ...(hint ? { hint } : {}), results: results.map(jsonResult) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ok: results.every((r) => r.ok), module: options.module, change, dryRun: false, ...(hint ? { hint } : {}), results: results.map(jsonResult) }, null, 2)}\n`,
+    );
   } else {
     if (showProgress) results.forEach((r) => !r.ok && printUpload(r, change, urls.length > 1));
     summarise(results, urls, change);
@@ -108,29 +139,56 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
 }
 
 /** `--dry-run`: what would be sent where, without a token, a request or a write. */
-async function dryRun(items: UploadItem[], urls: string[], options: UploadOptions, change: ChangeType, hint: string | undefined): Promise<number> {
+async function dryRun(
+  items: UploadItem[],
+  urls: string[],
+  options: UploadOptions,
+  change: ChangeType,
+  hint: string | undefined,
+): Promise<number> {
   const planned = await Promise.all(
     items.map(async (item) => ({
       path: item.remotePath,
       file: item.file,
-      bytes: item.file && change !== 'Deleted' ? ((await fs.promises.stat(item.file).catch(() => undefined))?.size ?? 0) : 0,
+      bytes:
+        item.file && change !== 'Deleted' ? ((await fs.promises.stat(item.file).catch(() => undefined))?.size ?? 0) : 0,
     })),
   );
   if (options.json) {
-    const results = planned.flatMap((p) => urls.map((url) => ({ url, path: p.path, file: p.file, ok: true, bytes: p.bytes })));
-    process.stdout.write(`${JSON.stringify({ ok: true, module: options.module, change, dryRun: true, ...(hint ? { hint } : {}), results }, null, 2)}\n`);
+    const results = planned.flatMap((p) =>
+      urls.map((url) => ({ url, path: p.path, file: p.file, ok: true, bytes: p.bytes })),
+    );
+    process.stdout.write(
+      `${JSON.stringify({ ok: true, module: options.module, change, dryRun: true, ...(hint ? { hint } : {}), results }, null, 2)}\n`,
+    );
     return EXIT_CODES.ok;
   }
   if (hint) process.stderr.write(`ack: ${hint}\n`);
-  for (const p of planned) process.stdout.write(`would ${change === 'Deleted' ? 'delete' : 'upload'} ${p.path}${change === 'Deleted' ? '' : ` (${p.bytes} bytes)`}\n`);
+  for (const p of planned)
+    process.stdout.write(
+      `would ${change === 'Deleted' ? 'delete' : 'upload'} ${p.path}${change === 'Deleted' ? '' : ` (${p.bytes} bytes)`}\n`,
+    );
   const total = planned.reduce((a, p) => a + p.bytes, 0);
-  process.stdout.write(`dry run: ${planned.length} file${planned.length === 1 ? '' : 's'}, ${formatBytes(total)}, to ${urls.join(', ')}; nothing was sent\n`);
+  process.stdout.write(
+    `dry run: ${planned.length} file${planned.length === 1 ? '' : 's'}, ${formatBytes(total)}, to ${urls.join(', ')}; nothing was sent\n`,
+  );
   return EXIT_CODES.ok;
 }
 
 function jsonResult(r: UploadResult) {
   const body = (r.body ?? {}) as Record<string, unknown>;
-  return { url: r.url, path: r.path, file: r.file, ok: r.ok, status: r.status, bytes: body.bytes, sha256: body.sha256, existed: body.existed, refresh: body.refresh, error: r.error };
+  return {
+    url: r.url,
+    path: r.path,
+    file: r.file,
+    ok: r.ok,
+    status: r.status,
+    bytes: body.bytes,
+    sha256: body.sha256,
+    existed: body.existed,
+    refresh: body.refresh,
+    error: r.error,
+  };
 }
 
 function printUpload(r: UploadResult, change: ChangeType, several: boolean): void {
@@ -167,12 +225,19 @@ async function refreshCommand(options: RefreshOptions): Promise<number> {
   const settings = requestSettings(options);
   const change = options.change ?? 'Changed';
   const remotePath = joinRemote(undefined, options.path);
-  const results = await Promise.all(urls.map((url) => syncRefresh(url, token, options.module, change, remotePath, settings)));
+  const results = await Promise.all(
+    urls.map((url) => syncRefresh(url, token, options.module, change, remotePath, settings)),
+  );
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, status: r.status, answer: r.body, error: r.error })) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ok: results.every((r) => r.ok), results: results.map((r) => ({ url: r.url, ok: r.ok, status: r.status, answer: r.body, error: r.error })) }, null, 2)}\n`,
+    );
   } else {
     for (const r of results) {
-      if (r.ok) process.stdout.write(`refreshed ${options.module}/${remotePath} on ${r.url}: ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body)}\n`);
+      if (r.ok)
+        process.stdout.write(
+          `refreshed ${options.module}/${remotePath} on ${r.url}: ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body)}\n`,
+        );
       else process.stderr.write(`ack: ${r.error}\n`);
     }
   }
@@ -187,46 +252,67 @@ interface WatchOptions extends SyncOptions {
 }
 
 export function registerSync(program: Command): void {
-  const sync = program.command('sync').description('push contract and screen files to running hosts (/wwwroot/api/sync); token from ACK_SYNC_TOKEN');
+  const sync = program
+    .command('sync')
+    .description('push contract and screen files to running hosts (/wwwroot/api/sync); token from ACK_SYNC_TOKEN');
   const common = (command: Command) =>
     addRemoteOptions(command)
-      .requiredOption('--module <name>', 'target module: wwwroot, transact, dbclient, graphclient, function, command, prompter, repository')
+      .requiredOption(
+        '--module <name>',
+        'target module: wwwroot, transact, dbclient, graphclient, function, command, prompter, repository',
+      )
       .option('--token <token>', 'sync token (prefer ACK_SYNC_TOKEN: options show in shell history and ps)');
 
-  common(sync.command('upload <file|dir>').description('upload one file, or every file of a folder (paths relative to it)'))
+  common(
+    sync.command('upload <file|dir>').description('upload one file, or every file of a folder (paths relative to it)'),
+  )
     .option('--path <target>', "path in the module's contract folder (a file: default its name; a folder: a prefix)")
     .option('--change <type>', 'Created, Changed (default) or Deleted', parseChange)
     .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
     .option('--dry-run', 'list what would be sent, and send nothing')
-    .action(action(uploadCommand, (o) => ({ module: o.module, change: o.change ?? 'Changed', dryRun: o.dryRun === true, results: [] })));
+    .action(
+      action(uploadCommand, (o) => ({
+        module: o.module,
+        change: o.change ?? 'Changed',
+        dryRun: o.dryRun === true,
+        results: [],
+      })),
+    );
 
   common(sync.command('refresh').description("ask the host to reload one contract file into the module's cache"))
     .requiredOption('--path <target>', "path in the module's contract folder")
     .option('--change <type>', 'Created, Changed (default) or Deleted', parseChange)
     .action(action(refreshCommand));
 
-  common(sync.command('watch <dir>').description('push creations, changes and deletions under a folder as they happen, until interrupted'))
+  common(
+    sync
+      .command('watch <dir>')
+      .description('push creations, changes and deletions under a folder as they happen, until interrupted'),
+  )
     .option('--path <prefix>', "folder in the module's contract folder to mirror into")
     .option('--debounce <ms>', 'quiet time before a changed file is sent (default 200)', positiveInt)
     .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
     .option('--initial', 'push every file of the folder first, then watch')
     .action(
-      action(async (dir: string, options: WatchOptions) => {
-        const root = path.resolve(dir);
-        const stat = await fs.promises.stat(root).catch(() => undefined);
-        if (!stat?.isDirectory()) throw new CliError(`not a folder: ${dir}`, EXIT_CODES.usage);
-        return watchFolder({
-          root,
-          prefix: options.path,
-          module: options.module,
-          urls: resolveUrls(options),
-          token: requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token'),
-          settings: requestSettings(options),
-          debounceMs: options.debounce ?? 200,
-          concurrency: options.concurrency ?? 4,
-          json: options.json === true,
-          initial: options.initial === true,
-        });
-      }, () => ({ event: 'failed' })),
+      action(
+        async (dir: string, options: WatchOptions) => {
+          const root = path.resolve(dir);
+          const stat = await fs.promises.stat(root).catch(() => undefined);
+          if (!stat?.isDirectory()) throw new CliError(`not a folder: ${dir}`, EXIT_CODES.usage);
+          return watchFolder({
+            root,
+            prefix: options.path,
+            module: options.module,
+            urls: resolveUrls(options),
+            token: requireSecret(options.token, 'ACK_SYNC_TOKEN', '--token', 'sync token'),
+            settings: requestSettings(options),
+            debounceMs: options.debounce ?? 200,
+            concurrency: options.concurrency ?? 4,
+            json: options.json === true,
+            initial: options.initial === true,
+          });
+        },
+        () => ({ event: 'failed' }),
+      ),
     );
 }

@@ -13,31 +13,59 @@ const hosts = useTestHosts();
 const consoleOnly = { WriteTo: [{ Name: 'Console', Args: {} }] };
 
 function tlsHome(settings: { AppSettings?: Record<string, unknown>; Kestrel?: Record<string, unknown> }): TestHome {
-  const home = hosts.home({ AppSettings: { LoadModules: [], ...settings.AppSettings }, Kestrel: settings.Kestrel ?? {}, Serilog: consoleOnly });
+  const home = hosts.home({
+    AppSettings: { LoadModules: [], ...settings.AppSettings },
+    Kestrel: settings.Kestrel ?? {},
+    Serilog: consoleOnly,
+  });
   makeTestCertificate(home.appDir);
   makeTestCertificate(path.join(home.appDir, 'other'), 'other');
   return home;
 }
 
 const serveArgs = (home: TestHome) => ['serve', '--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1'];
-const endpoint = (cert: Record<string, string>) => ({ Endpoints: { Secure: { Url: 'https://127.0.0.1:0', Certificate: cert } } });
+const endpoint = (cert: Record<string, string>) => ({
+  Endpoints: { Secure: { Url: 'https://127.0.0.1:0', Certificate: cert } },
+});
 
 describe('ack serve with a TLS setting that cannot be used', () => {
   const cases: Array<[string, Parameters<typeof tlsHome>[0], (dir: string) => string]> = [
-    ['a certificate file that is not there', { Kestrel: endpoint({ Path: 'nope.crt', KeyPath: 'dev.key' }) },
-      (dir) => `Kestrel:Endpoints:Secure:Certificate:Path: file not found: ${path.join(dir, 'nope.crt')}`],
-    ['a key file that is not there', { Kestrel: endpoint({ Path: 'dev.crt', KeyPath: 'nope.key' }) },
-      (dir) => `Kestrel:Endpoints:Secure:Certificate:KeyPath: file not found: ${path.join(dir, 'nope.key')}`],
-    ['a key that does not match the certificate', { Kestrel: endpoint({ Path: 'dev.crt', KeyPath: 'other/other.key' }) },
-      (dir) => `Kestrel:Endpoints:Secure:Certificate:KeyPath: the key in ${path.join(dir, 'other/other.key')} does not match the certificate in ${path.join(dir, 'dev.crt')}`],
-    ['a wrong PFX password', { Kestrel: endpoint({ Path: 'dev.pfx', Password: 'not-the-password' }) },
-      (dir) => `Kestrel:Endpoints:Secure:Certificate:Password: wrong password for ${path.join(dir, 'dev.pfx')}`],
-    ['a PEM certificate without its key', { Kestrel: endpoint({ Path: 'dev.crt' }) },
-      (dir) => `Kestrel:Endpoints:Secure:Certificate:Path: ${path.join(dir, 'dev.crt')} is not a PFX (PKCS#12) file`],
-    ['a wrong ServerDevCertPassword', { AppSettings: { ServerDevCertFilePath: 'dev.pfx', ServerDevCertPassword: 'nope' } },
-      (dir) => `AppSettings:ServerDevCertPassword: wrong password for ${path.join(dir, 'dev.pfx')}`],
-    ['an endpoint Url that is not http(s)://host:port', { Kestrel: { Endpoints: { Web: { Url: 'localhost:8080' } } } },
-      () => 'Kestrel:Endpoints:Web:Url: expected http://host:port or https://host:port, got "localhost:8080"'],
+    [
+      'a certificate file that is not there',
+      { Kestrel: endpoint({ Path: 'nope.crt', KeyPath: 'dev.key' }) },
+      (dir) => `Kestrel:Endpoints:Secure:Certificate:Path: file not found: ${path.join(dir, 'nope.crt')}`,
+    ],
+    [
+      'a key file that is not there',
+      { Kestrel: endpoint({ Path: 'dev.crt', KeyPath: 'nope.key' }) },
+      (dir) => `Kestrel:Endpoints:Secure:Certificate:KeyPath: file not found: ${path.join(dir, 'nope.key')}`,
+    ],
+    [
+      'a key that does not match the certificate',
+      { Kestrel: endpoint({ Path: 'dev.crt', KeyPath: 'other/other.key' }) },
+      (dir) =>
+        `Kestrel:Endpoints:Secure:Certificate:KeyPath: the key in ${path.join(dir, 'other/other.key')} does not match the certificate in ${path.join(dir, 'dev.crt')}`,
+    ],
+    [
+      'a wrong PFX password',
+      { Kestrel: endpoint({ Path: 'dev.pfx', Password: 'not-the-password' }) },
+      (dir) => `Kestrel:Endpoints:Secure:Certificate:Password: wrong password for ${path.join(dir, 'dev.pfx')}`,
+    ],
+    [
+      'a PEM certificate without its key',
+      { Kestrel: endpoint({ Path: 'dev.crt' }) },
+      (dir) => `Kestrel:Endpoints:Secure:Certificate:Path: ${path.join(dir, 'dev.crt')} is not a PFX (PKCS#12) file`,
+    ],
+    [
+      'a wrong ServerDevCertPassword',
+      { AppSettings: { ServerDevCertFilePath: 'dev.pfx', ServerDevCertPassword: 'nope' } },
+      (dir) => `AppSettings:ServerDevCertPassword: wrong password for ${path.join(dir, 'dev.pfx')}`,
+    ],
+    [
+      'an endpoint Url that is not http(s)://host:port',
+      { Kestrel: { Endpoints: { Web: { Url: 'localhost:8080' } } } },
+      () => 'Kestrel:Endpoints:Web:Url: expected http://host:port or https://host:port, got "localhost:8080"',
+    ],
   ];
   for (const [name, settings, message] of cases) {
     it(`exits 2 for ${name}, naming the setting`, async () => {

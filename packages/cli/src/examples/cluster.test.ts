@@ -48,10 +48,15 @@ async function startNginx(dir: string, port: number, a: number, b: number): Prom
   await vi.waitFor(
     async () => {
       expect(nginx.exitCode, out).toBeNull();
-      await new Promise<void>((resolve, reject) => net.connect(port, '127.0.0.1').on('connect', function (this: net.Socket) {
-        this.destroy();
-        resolve();
-      }).on('error', reject));
+      await new Promise<void>((resolve, reject) =>
+        net
+          .connect(port, '127.0.0.1')
+          .on('connect', function (this: net.Socket) {
+            this.destroy();
+            resolve();
+          })
+          .on('error', reject),
+      );
     },
     { timeout: 15_000, interval: 100 },
   );
@@ -73,7 +78,10 @@ describe('examples/cluster: two hosts behind nginx', () => {
     fs.cpSync(path.join(EXAMPLE, 'home'), path.join(work, 'home'), { recursive: true });
     const appDir = path.join(work, 'home', 'app');
     // The example's settings, with this run's own session table.
-    const env = { AppSettings__SessionState__MySqlSchemaName: 'test', AppSettings__SessionState__MySqlTableName: table };
+    const env = {
+      AppSettings__SessionState__MySqlSchemaName: 'test',
+      AppSettings__SessionState__MySqlTableName: table,
+    };
     cleanups.push(async () => {
       const db = await createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: 'test' });
       await db.query(`drop table if exists \`${table}\``);
@@ -97,7 +105,9 @@ describe('examples/cluster: two hosts behind nginx', () => {
 
     const signIn = await fetch(`${base}/wwwroot/api/dev-account/sign-in`, { redirect: 'manual' });
     expect(signIn.status).toBe(302);
-    const cookies = new Map(signIn.headers.getSetCookie().map((c) => c.split(';')[0]!.split(/=(.*)/s).slice(0, 2) as [string, string]));
+    const cookies = new Map(
+      signIn.headers.getSetCookie().map((c) => c.split(';')[0]!.split(/=(.*)/s).slice(0, 2) as [string, string]),
+    );
     expect(cookies.has('ack.AuthenticationScheme')).toBe(true);
     const header = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
 
@@ -112,7 +122,9 @@ describe('examples/cluster: two hosts behind nginx', () => {
     };
     const seen: WhoAmI[] = [];
     for (let i = 0; i < 6; i++) seen.push(await whoami(header()));
-    expect(new Set(seen.map((s) => s.url))).toEqual(new Set([`http://127.0.0.1:${portA}`, `http://127.0.0.1:${portB}`]));
+    expect(new Set(seen.map((s) => s.url))).toEqual(
+      new Set([`http://127.0.0.1:${portA}`, `http://127.0.0.1:${portB}`]),
+    );
     expect(seen.map((s) => s.user)).toEqual(Array(6).fill('developer'));
     // One session, whichever host answers: the counter goes on from host to host.
     expect(seen.map((s) => s.visits)).toEqual([1, 2, 3, 4, 5, 6]);
@@ -135,7 +147,10 @@ describe('examples/cluster: two hosts behind nginx', () => {
 
     // Sign-out through one host: the authentication cookie, replayed, signs nobody in on either host
     // (the sign-out is recorded in the shared session store).
-    const signOut = await fetch(`${base}/wwwroot/api/dev-account/sign-out`, { method: 'POST', headers: { Cookie: header(), Accept: 'application/json' } });
+    const signOut = await fetch(`${base}/wwwroot/api/dev-account/sign-out`, {
+      method: 'POST',
+      headers: { Cookie: header(), Accept: 'application/json' },
+    });
     expect(signOut.status).toBe(204);
     const replayed: WhoAmI[] = [];
     for (let i = 0; i < 4; i++) {
@@ -149,9 +164,12 @@ describe('examples/cluster: two hosts behind nginx', () => {
     for (let i = 0; i < 2; i++) expect(await (await fetch(`${base}/view/page.html`)).text()).toContain('version 1');
     const file = path.join(work, 'page.html');
     fs.writeFileSync(file, '<p>version 2</p>');
-    const upload = await runAck(['sync', 'upload', file, '--module', 'wwwroot', '--path', '/HDS/page.html', '--url', base], {
-      env: { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' },
-    });
+    const upload = await runAck(
+      ['sync', 'upload', file, '--module', 'wwwroot', '--path', '/HDS/page.html', '--url', base],
+      {
+        env: { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' },
+      },
+    );
     expect(upload.stderr).toBe('');
     expect(upload.code).toBe(0);
     // nginx alternates the hosts: four requests reach each host twice.

@@ -18,7 +18,12 @@ export interface LoadResult {
  * Anything else (an error status, a reset on a fresh connection, a second failure) counts as failed.
  * `onProgress` is called after each completed request with the count so far.
  */
-export async function runLoad(url: string, total: number, connections: number, onProgress?: (done: number) => void): Promise<LoadResult> {
+export async function runLoad(
+  url: string,
+  total: number,
+  connections: number,
+  onProgress?: (done: number) => void,
+): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const result: LoadResult = { ok: 0, failed: 0, failures: [], retriedOnReusedSocket: 0 };
   let next = 0;
@@ -40,7 +45,11 @@ export async function runLoad(url: string, total: number, connections: number, o
     while (next < total) {
       next++;
       let outcome = await once();
-      if ('error' in outcome && outcome.reused && (outcome.error.code === 'ECONNRESET' || outcome.error.code === 'EPIPE')) {
+      if (
+        'error' in outcome &&
+        outcome.reused &&
+        (outcome.error.code === 'ECONNRESET' || outcome.error.code === 'EPIPE')
+      ) {
         result.retriedOnReusedSocket++;
         outcome = await once();
       }
@@ -74,7 +83,11 @@ export interface Http2LoadResult {
  * which RFC 9113 section 8.7 says may be retried, and browsers do). Anything else (an error status,
  * another reset, a second failure) counts as failed.
  */
-export async function runHttp2Load(url: string, lanes: number, more: (done: number) => boolean): Promise<Http2LoadResult> {
+export async function runHttp2Load(
+  url: string,
+  lanes: number,
+  more: (done: number) => boolean,
+): Promise<Http2LoadResult> {
   const { origin, pathname } = new URL(url);
   const result: Http2LoadResult = { ok: 0, failed: 0, failures: [], sessions: 0, retriedRefusedStream: 0 };
   let done = 0;

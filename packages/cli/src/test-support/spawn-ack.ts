@@ -13,7 +13,10 @@ export interface AckRun {
 }
 
 /** Runs `ack ...args` to completion. */
-export function runAck(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number } = {}): Promise<AckRun> {
+export function runAck(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number } = {},
+): Promise<AckRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [ACK_BIN, ...args], {
       cwd: options.cwd,
@@ -45,7 +48,10 @@ export interface ServingAck {
 /** Starts `ack serve` and resolves once it logs the URL it listens on. */
 export function startAckServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServingAck> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ACK_BIN, 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [ACK_BIN, 'serve', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const onData = (d: Buffer) => {

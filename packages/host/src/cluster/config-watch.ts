@@ -14,7 +14,11 @@ export interface ConfigWatch {
   close(): void;
 }
 
-export function watchConfiguration(files: readonly string[], onChange: (file: string) => void, settleMs = 300): ConfigWatch {
+export function watchConfiguration(
+  files: readonly string[],
+  onChange: (file: string) => void,
+  settleMs = 300,
+): ConfigWatch {
   const byDir = new Map<string, Set<string>>();
   for (const file of files) {
     const dir = path.dirname(file);

@@ -80,7 +80,9 @@ export class Primary {
           try {
             await this.fork();
           } catch (err) {
-            this.options.log(`primary ${process.pid}: rolling restart stopped, the old workers keep serving: ${(err as Error).message}`);
+            this.options.log(
+              `primary ${process.pid}: rolling restart stopped, the old workers keep serving: ${(err as Error).message}`,
+            );
             return;
           }
           await this.retire(old);
@@ -125,7 +127,9 @@ export class Primary {
         this.options.log(`primary ${process.pid}: worker ${worker.process.pid} listening`);
         resolve(worker);
       };
-      worker.once('exit', (code, signal) => reject(new Error(`worker ${worker.process.pid} exited before listening (${signal ?? `code ${code}`})`)));
+      worker.once('exit', (code, signal) =>
+        reject(new Error(`worker ${worker.process.pid} exited before listening (${signal ?? `code ${code}`})`)),
+      );
     });
     worker.on('exit', (code, signal) => this.onExit(worker, code, signal));
     return listening;
@@ -136,7 +140,9 @@ export class Primary {
     if (this.retiring.delete(worker) || this.stopping) return;
     if (!this.everListened) {
       // A worker that cannot start (port taken, database down) would fail the same way again.
-      this.options.log(`primary ${process.pid}: worker ${worker.process.pid} failed to start (${signal ?? `code ${code}`}); stopping`);
+      this.options.log(
+        `primary ${process.pid}: worker ${worker.process.pid} failed to start (${signal ?? `code ${code}`}); stopping`,
+      );
       this.stopping = true;
       for (const w of this.workers) w.process.kill('SIGTERM');
       this.removePidFile();

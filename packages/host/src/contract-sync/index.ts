@@ -10,7 +10,13 @@ import type { FormFields } from '../fs/receive-upload.js';
 import type { UploadFlow } from '../fs/upload-flow.js';
 import { checkHostAccessID } from './host-access.js';
 import fs from 'node:fs/promises';
-import { contractSyncTargets, isPlainModuleID, parseChangeType, parseContractType, type ContractSyncTarget } from './targets.js';
+import {
+  contractSyncTargets,
+  isPlainModuleID,
+  parseChangeType,
+  parseContractType,
+  type ContractSyncTarget,
+} from './targets.js';
 
 const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `contractsync.${code}`, detail });
 
@@ -29,7 +35,11 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
   if (!isPlainModuleID(moduleID)) throw bad('invalid_module_id', 'moduleID must be a plain name ([A-Za-z0-9_.-]+).');
   const contractType = parseContractType(fields.get('contracttype'));
   if (!fields.get('contracttype')?.trim()) throw bad('missing_field', 'The field contractType is required.');
-  if (!contractType) throw bad('invalid_contract_type', 'contractType must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.');
+  if (!contractType)
+    throw bad(
+      'invalid_contract_type',
+      'contractType must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.',
+    );
   const changeText = fields.get('changetype');
   if (!changeText?.trim()) throw bad('missing_field', 'The field changeType is required.');
   const change = parseChangeType(changeText);
@@ -37,9 +47,13 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
   const dest = fields.get('destfilepath') ?? '';
   if (dest.trim() === '') throw bad('missing_field', 'The field destFilePath is required.');
   const resolved = contractSyncTargets(serviceHome, moduleID, contractType, dest);
-  if (!resolved.ok) throw bad('invalid_path', `destFilePath is refused (${resolved.reason}): it must stay inside the target folder.`);
+  if (!resolved.ok)
+    throw bad('invalid_path', `destFilePath is refused (${resolved.reason}): it must stay inside the target folder.`);
   for (const target of resolved.targets) {
-    if (!(await checkNoSymlinkEscape(serviceHome, target.absolute)) || !(await checkNoSymlinkEscape(target.root, target.absolute))) {
+    if (
+      !(await checkNoSymlinkEscape(serviceHome, target.absolute)) ||
+      !(await checkNoSymlinkEscape(target.root, target.absolute))
+    ) {
       throw bad('invalid_path', 'destFilePath is refused (symlink-escape): it must stay inside the target folder.');
     }
   }
@@ -68,7 +82,9 @@ export function createContractSyncRoutes(
   });
   void sweepTargets(flow, serviceHome, logger);
   if (checkHostAccessID(app.HostAccessID, undefined) === 'not_configured') {
-    logger.warn('UseContractSync is on but AppSettings:HostAccessID is empty or the shipped placeholder: every contract sync request will be refused');
+    logger.warn(
+      'UseContractSync is on but AppSettings:HostAccessID is empty or the shipped placeholder: every contract sync request will be refused',
+    );
   }
 
   // A wrong hostAccessID counts against the client address (docs/pipeline.md "Failed token checks").
@@ -78,13 +94,19 @@ export function createContractSyncRoutes(
     const detail = {
       missing: 'The hostAccessID header is required.',
       invalid: 'The hostAccessID header is not valid.',
-      not_configured: 'Contract sync has no AppSettings:HostAccessID of its own configured (empty or the shipped placeholder); every request is refused.',
+      not_configured:
+        'Contract sync has no AppSettings:HostAccessID of its own configured (empty or the shipped placeholder); every request is refused.',
     }[verdict];
     if (verdict !== 'invalid') logger.warn(`contract sync refused (${verdict}) from ${req.ack.clientIp}`);
     return {
       counts: verdict === 'invalid',
       what: 'contract sync invalid hostAccessID',
-      problem: { status: 401, code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`, detail, headers: { 'WWW-Authenticate': 'hostAccessID' } },
+      problem: {
+        status: 401,
+        code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`,
+        detail,
+        headers: { 'WWW-Authenticate': 'hostAccessID' },
+      },
     };
   });
 
@@ -96,14 +118,21 @@ export function createContractSyncRoutes(
         return { change: request.change, targets: request.targets.map((t) => t.absolute), request };
       },
       answer({ request, change, targets, existed, bytes, sha256 }) {
-        const result = { moduleID: request.moduleID, contractType: request.contractType, path: request.relative, change };
+        const result = {
+          moduleID: request.moduleID,
+          contractType: request.contractType,
+          path: request.relative,
+          change,
+        };
         const written = targets.map((t, i) => ({ path: t, existed: existed[i] }));
         if (change === 'Deleted') {
           logger.info(`contract sync: deleted ${request.contractType}/${request.relative} of ${request.moduleID}`);
           onSynced(syncEvent(request));
           return void res.json({ ...result, targets: written });
         }
-        logger.info(`contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${bytes} bytes)`);
+        logger.info(
+          `contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${bytes} bytes)`,
+        );
         onSynced(syncEvent(request));
         res.json({ ...result, bytes, sha256, targets: written });
       },
@@ -129,7 +158,11 @@ async function sweepTargets(flow: UploadFlow, serviceHome: string, logger: Logge
   const roots = [path.join(serviceHome, 'contracts')];
   const modules = await fs.readdir(path.join(serviceHome, 'modules'), { withFileTypes: true }).catch(() => []);
   for (const m of modules) {
-    if (m.isDirectory()) roots.push(path.join(serviceHome, 'modules', m.name, 'Contracts'), path.join(serviceHome, 'modules', m.name, 'wwwroot'));
+    if (m.isDirectory())
+      roots.push(
+        path.join(serviceHome, 'modules', m.name, 'Contracts'),
+        path.join(serviceHome, 'modules', m.name, 'wwwroot'),
+      );
   }
   const removed = await flow.sweep(roots);
   if (removed > 0) logger.info(`removed ${removed} temporary file(s) left by an interrupted contract sync`);

@@ -26,16 +26,30 @@ describe('contract sync on a full disk', () => {
 
     const send = (content: Buffer) => {
       const body = new FormData();
-      for (const [k, v] of Object.entries({ moduleID: 'HDS', contractType: 'transact', destFilePath: 'HDS/old.json', changeType: 'Changed' })) body.append(k, v);
+      for (const [k, v] of Object.entries({
+        moduleID: 'HDS',
+        contractType: 'transact',
+        destFilePath: 'HDS/old.json',
+        changeType: 'Changed',
+      }))
+        body.append(k, v);
       body.append('file', new Blob([content]), 'old.json');
-      return fetch(`${url}/contractsync`, { method: 'POST', body, headers: { hostAccessID: createHash('sha256').update(KEY).digest('hex') } });
+      return fetch(`${url}/contractsync`, {
+        method: 'POST',
+        body,
+        headers: { hostAccessID: createHash('sha256').update(KEY).digest('hex') },
+      });
     };
     const full = await send(Buffer.alloc(200 * 1024, 0x61));
     expect(full.status).toBe(507);
     expect(await full.json()).toMatchObject({ status: 507, code: 'storage.full' });
-    expect(fs.readFileSync(path.join(home.home, 'modules/HDS/Contracts/transact/HDS/old.json'), 'utf8')).toBe('old module copy');
+    expect(fs.readFileSync(path.join(home.home, 'modules/HDS/Contracts/transact/HDS/old.json'), 'utf8')).toBe(
+      'old module copy',
+    );
     expect(fs.readFileSync(path.join(shared, 'HDS', 'old.json'), 'utf8')).toBe('old shared copy');
-    const temps = (fs.readdirSync(home.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => isTemporaryFileName(path.basename(f)));
+    const temps = (fs.readdirSync(home.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) =>
+      isTemporaryFileName(path.basename(f)),
+    );
     expect(temps).toEqual([]);
 
     // A file that fits still goes to both.

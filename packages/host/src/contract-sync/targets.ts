@@ -2,7 +2,16 @@ import path from 'node:path';
 import { resolveContainedPath, type PathRejection } from '../paths/contained-path.js';
 
 /** The contract types contract sync and sync upload accept (docs/sync.md). */
-export const CONTRACT_TYPES = ['dbclient', 'graphclient', 'function', 'transact', 'command', 'prompter', 'repository', 'wwwroot'] as const;
+export const CONTRACT_TYPES = [
+  'dbclient',
+  'graphclient',
+  'function',
+  'transact',
+  'command',
+  'prompter',
+  'repository',
+  'wwwroot',
+] as const;
 export type ContractType = (typeof CONTRACT_TYPES)[number];
 
 export type ChangeType = 'Created' | 'Changed' | 'Deleted';
@@ -32,18 +41,25 @@ export interface ContractSyncTarget {
 }
 
 export type TargetsResult =
-  | { ok: true; relative: string; targets: ContractSyncTarget[] }
-  | { ok: false; reason: PathRejection };
+  { ok: true; relative: string; targets: ContractSyncTarget[] } | { ok: false; reason: PathRejection };
 
 /**
  * Targets under SERVICE_HOME (docs/sync.md): `modules/<moduleID>/Contracts/<type>/<dest>` and
  * `contracts/<type>/<dest>`, or `modules/<moduleID>/wwwroot/<moduleID>/<dest>` for `wwwroot`.
  */
-export function contractSyncTargets(serviceHome: string, moduleID: string, contractType: ContractType, destFilePath: string): TargetsResult {
+export function contractSyncTargets(
+  serviceHome: string,
+  moduleID: string,
+  contractType: ContractType,
+  destFilePath: string,
+): TargetsResult {
   const roots =
     contractType === 'wwwroot'
       ? [path.join(serviceHome, 'modules', moduleID, 'wwwroot', moduleID)]
-      : [path.join(serviceHome, 'modules', moduleID, 'Contracts', contractType), path.join(serviceHome, 'contracts', contractType)];
+      : [
+          path.join(serviceHome, 'modules', moduleID, 'Contracts', contractType),
+          path.join(serviceHome, 'contracts', contractType),
+        ];
   const targets: ContractSyncTarget[] = [];
   let relative = '';
   for (const root of roots) {

@@ -31,7 +31,9 @@ describe('KeyedLock', () => {
         inside--;
         if (fail) throw new Error('boom');
       });
-    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => job(i % 2 ? ['p', 'q'] : ['q', 'p'], i % 5 === 0)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => job(i % 2 ? ['p', 'q'] : ['q', 'p'], i % 5 === 0)),
+    );
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(4);
     expect(most).toBe(1);
     expect(lock.size).toBe(0);

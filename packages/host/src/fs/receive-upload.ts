@@ -66,13 +66,23 @@ const LIMITS = { files: 1, fields: 32, parts: 40, fieldSize: 64 * 1024, fieldNam
  * client that disconnects gives `ClientGoneError`. Every temporary file is gone again when this
  * rejects. A refusal before the body was read to its end asks for the connection to be closed.
  */
-export function receiveUpload(req: IncomingMessage, res: ServerResponse, options: ReceiveUploadOptions): Promise<ReceivedUpload> {
+export function receiveUpload(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ReceiveUploadOptions,
+): Promise<ReceivedUpload> {
   const fileField = (options.fileField ?? 'file').toLowerCase();
   const prefix = options.codePrefix;
   const invalid = (detail: string) => new ProblemError({ status: 400, code: `${prefix}.invalid_form`, detail });
   const contentType = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data\b/i.test(contentType)) {
-    return Promise.reject(new ProblemError({ status: 415, code: `${prefix}.not_multipart`, detail: 'The request must be multipart/form-data.' }));
+    return Promise.reject(
+      new ProblemError({
+        status: 415,
+        code: `${prefix}.not_multipart`,
+        detail: 'The request must be multipart/form-data.',
+      }),
+    );
   }
   let parser: busboy.Busboy;
   try {
@@ -111,15 +121,18 @@ export function receiveUpload(req: IncomingMessage, res: ServerResponse, options
       parser.on('error', () => undefined);
       parser.destroy();
       // Answer only once the staged file (if any) is removed again.
-      void (staging ?? Promise.resolve(undefined)).then(
-        (file) => discardStaged(file),
-        () => undefined,
-      ).then(() => reject(err));
+      void (staging ?? Promise.resolve(undefined))
+        .then(
+          (file) => discardStaged(file),
+          () => undefined,
+        )
+        .then(() => reject(err));
     };
 
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (options.maxBodyBytes !== null && received > options.maxBodyBytes) return fail(bodyTooLarge(options.maxBodyBytes));
+      if (options.maxBodyBytes !== null && received > options.maxBodyBytes)
+        return fail(bodyTooLarge(options.maxBodyBytes));
       if (!parser.write(chunk)) req.pause();
     };
     const onEnd = () => parser.end();
@@ -139,7 +152,13 @@ export function receiveUpload(req: IncomingMessage, res: ServerResponse, options
     parser.on('file', (name, stream, info) => {
       if (name.toLowerCase() !== fileField) {
         stream.resume();
-        return fail(new ProblemError({ status: 400, code: `${prefix}.unexpected_file`, detail: `Only one file, in the field "${fileField}", is accepted.` }));
+        return fail(
+          new ProblemError({
+            status: 400,
+            code: `${prefix}.unexpected_file`,
+            detail: `Only one file, in the field "${fileField}", is accepted.`,
+          }),
+        );
       }
       if (!info.filename) return void stream.resume(); // a file part with no file chosen
       fileStream = stream;
@@ -160,12 +179,15 @@ export function receiveUpload(req: IncomingMessage, res: ServerResponse, options
     parser.on('error', (err: Error) => fail(invalid(`The multipart form could not be read: ${err.message}`)));
     parser.on('close', () => {
       if (settled) return;
-      void (staging ?? Promise.resolve(undefined)).then((file) => {
-        if (settled) return void discardStaged(file);
-        settled = true;
-        detach();
-        resolve({ fields, file, fileName });
-      }, () => undefined);
+      void (staging ?? Promise.resolve(undefined)).then(
+        (file) => {
+          if (settled) return void discardStaged(file);
+          settled = true;
+          detach();
+          resolve({ fields, file, fileName });
+        },
+        () => undefined,
+      );
     });
 
     req.on('data', onData);
@@ -178,5 +200,9 @@ export function receiveUpload(req: IncomingMessage, res: ServerResponse, options
 }
 
 function fileTooLarge(prefix: string, maxBytes: number): ProblemError {
-  return new ProblemError({ status: 413, code: `${prefix}.file_too_large`, detail: `The file is over ${maxBytes} bytes (Security:MaxContractSyncFileBytes).` });
+  return new ProblemError({
+    status: 413,
+    code: `${prefix}.file_too_large`,
+    detail: `The file is over ${maxBytes} bytes (Security:MaxContractSyncFileBytes).`,
+  });
 }

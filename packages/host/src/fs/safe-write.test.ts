@@ -27,16 +27,23 @@ describe('safe write', () => {
     const target = path.join(dir, 'a', 'b.txt');
     const result = await writeFileAtomic(target, 'hello');
     expect(fs.readFileSync(target, 'utf8')).toBe('hello');
-    expect(result).toMatchObject({ bytes: 5, sha256: '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824' });
+    expect(result).toMatchObject({
+      bytes: 5,
+      sha256: '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824',
+    });
     expect(temps()).toEqual([]);
   });
 
   it('accepts exactly maxBytes, refuses one more and leaves no temporary file or new folder', async () => {
-    await expect(stageStream(dir, Readable.from([Buffer.alloc(10)]), { maxBytes: 10 })).resolves.toMatchObject({ bytes: 10 });
+    await expect(stageStream(dir, Readable.from([Buffer.alloc(10)]), { maxBytes: 10 })).resolves.toMatchObject({
+      bytes: 10,
+    });
     fs.rmSync(dir, { recursive: true });
     fs.mkdirSync(dir);
     const nested = path.join(dir, 'new', 'folder');
-    await expect(stageStream(nested, Readable.from([Buffer.alloc(6), Buffer.alloc(5)]), { maxBytes: 10 })).rejects.toBeInstanceOf(FileTooLargeError);
+    await expect(
+      stageStream(nested, Readable.from([Buffer.alloc(6), Buffer.alloc(5)]), { maxBytes: 10 }),
+    ).rejects.toBeInstanceOf(FileTooLargeError);
     expect(list()).toEqual([]);
   });
 
@@ -56,14 +63,24 @@ describe('safe write', () => {
     const stagedA = await stageStream(dir, Readable.from(['new']));
     const stagedB = await stageCopy(path.dirname(b), stagedA);
     fs.rmSync(stagedB.tempPath); // the second rename will fail
-    await expect(commitStaged([{ staged: stagedA, target: a }, { staged: stagedB, target: b }])).rejects.toThrow();
+    await expect(
+      commitStaged([
+        { staged: stagedA, target: a },
+        { staged: stagedB, target: b },
+      ]),
+    ).rejects.toThrow();
     expect(fs.readFileSync(a, 'utf8')).toBe('old a');
     expect(fs.existsSync(b)).toBe(false);
     expect(temps()).toEqual([]);
 
     const newA = await stageStream(dir, Readable.from(['new']));
     const newB = await stageCopy(path.dirname(b), newA);
-    expect(await commitStaged([{ staged: newA, target: a }, { staged: newB, target: b }])).toEqual([true, false]);
+    expect(
+      await commitStaged([
+        { staged: newA, target: a },
+        { staged: newB, target: b },
+      ]),
+    ).toEqual([true, false]);
     expect([fs.readFileSync(a, 'utf8'), fs.readFileSync(b, 'utf8')]).toEqual(['new', 'new']);
     expect(temps()).toEqual([]);
   });

@@ -49,7 +49,10 @@ const TEMP_SUFFIX = '.ack-tmp';
 
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
 function tempName(dir: string, hint: string): string {
-  const base = path.basename(hint).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 60);
+  const base = path
+    .basename(hint)
+    .replace(/[^A-Za-z0-9_.-]/g, '_')
+    .slice(0, 60);
   return path.join(dir, `.${base}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
 }
 
@@ -58,7 +61,10 @@ export function isTemporaryFileName(name: string): boolean {
   return name.startsWith('.') && name.endsWith(TEMP_SUFFIX);
 }
 
-async function openTemp(dir: string, hint: string): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
+async function openTemp(
+  dir: string,
+  hint: string,
+): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
   let createdDir: string | undefined;
   // A concurrent failed write may remove a folder it created just as we open a file in it: retry.
   for (let attempt = 0; ; attempt++) {
@@ -79,7 +85,11 @@ async function openTemp(dir: string, hint: string): Promise<{ handle: fs.FileHan
  * hashing as it goes, and flushes it. On any failure (source error, limit, disk) the temporary file
  * is removed and the error rethrown.
  */
-export async function stageStream(dir: string, source: Readable, options: StageOptions & { nameHint?: string } = {}): Promise<StagedFile> {
+export async function stageStream(
+  dir: string,
+  source: Readable,
+  options: StageOptions & { nameHint?: string } = {},
+): Promise<StagedFile> {
   const { handle, tempPath, createdDir } = await openTemp(dir, options.nameHint ?? 'upload');
   const hash = createHash('sha256');
   let bytes = 0;
@@ -239,7 +249,8 @@ async function commitLocked(items: StagedTarget[]): Promise<boolean[]> {
   try {
     for (const { target } of items) {
       const was = await exists(target);
-      if (was && (await fs.lstat(target)).isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
+      if (was && (await fs.lstat(target)).isDirectory())
+        throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
       existed.push(was);
       backups.push(items.length > 1 && was ? await keepOldCopy(target) : undefined);
     }
@@ -264,7 +275,11 @@ async function commitLocked(items: StagedTarget[]): Promise<boolean[]> {
 }
 
 /** Writes a whole file atomically (temporary file beside it, flushed, renamed). */
-export async function writeFileAtomic(target: string, data: Readable | Buffer | string, options: StageOptions = {}): Promise<StagedFile> {
+export async function writeFileAtomic(
+  target: string,
+  data: Readable | Buffer | string,
+  options: StageOptions = {},
+): Promise<StagedFile> {
   const source = typeof data === 'string' || Buffer.isBuffer(data) ? Readable.from([Buffer.from(data)]) : data;
   const staged = await stageStream(path.dirname(target), source, { ...options, nameHint: target });
   await commitStaged([{ staged, target }]);
@@ -289,7 +304,8 @@ async function removeLocked(targets: string[]): Promise<boolean[]> {
       try {
         stat = await fs.lstat(target);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR')
+          throw err;
         aside.push(undefined);
         continue;
       }

@@ -8,7 +8,11 @@ import { isTemporaryFileName } from './safe-write.js';
  * failure never leaves one). Only files older than `olderThanMs` go, so a write in flight in
  * another host sharing the folder is never touched. Symlinks are not followed. Returns what went.
  */
-export async function sweepTemporaryFiles(root: string, olderThanMs = 10 * 60_000, now = Date.now()): Promise<string[]> {
+export async function sweepTemporaryFiles(
+  root: string,
+  olderThanMs = 10 * 60_000,
+  now = Date.now(),
+): Promise<string[]> {
   const removed: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     let entries: Dirent[];

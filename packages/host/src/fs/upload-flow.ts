@@ -3,7 +3,14 @@ import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProblemError } from '../http/problem.js';
 import { ClientGoneError, receiveUpload, type FormFields } from './receive-upload.js';
-import { commitStaged, discardStaged, moveStaged, removeFilesTogether, stageCopy, type StagedFile } from './safe-write.js';
+import {
+  commitStaged,
+  discardStaged,
+  moveStaged,
+  removeFilesTogether,
+  stageCopy,
+  type StagedFile,
+} from './safe-write.js';
 import { sweepTemporaryFiles } from './sweep.js';
 
 /**
@@ -59,7 +66,12 @@ export interface UploadFlowOptions {
 
 /** Answer to uploads in flight (and new ones) once the host is stopping. */
 const STOPPING = () =>
-  new ProblemError({ status: 503, code: 'host.stopping', detail: 'The host is stopping; send the upload again.', headers: { 'Retry-After': '1' } });
+  new ProblemError({
+    status: 503,
+    code: 'host.stopping',
+    detail: 'The host is stopping; send the upload again.',
+    headers: { 'Retry-After': '1' },
+  });
 
 export class UploadFlow {
   private readonly inFlight = new Set<Promise<void>>();
@@ -77,12 +89,18 @@ export class UploadFlow {
    */
   async sweep(roots: readonly string[]): Promise<number> {
     let removed = 0;
-    for (const root of [...roots, this.options.stagingDir]) removed += (await sweepTemporaryFiles(root).catch(() => [])).length;
+    for (const root of [...roots, this.options.stagingDir])
+      removed += (await sweepTemporaryFiles(root).catch(() => [])).length;
     return removed;
   }
 
   /** Runs one upload request to its answer; errors go to `next` (the host's problem responder). */
-  handle<R>(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void, handling: UploadHandling<R>): Promise<void> {
+  handle<R>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+    handling: UploadHandling<R>,
+  ): Promise<void> {
     const run = this.run(req, res, handling).catch((err: unknown) => {
       if (err instanceof ClientGoneError) return void res.destroy();
       next(err);
@@ -120,7 +138,8 @@ export class UploadFlow {
       if (form.file) staged.push(form.file);
       const { change, targets, request } = await resolveOnce(form.fields);
       const notAFile = (err: unknown): never => {
-        if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw new ProblemError({ status: 400, code: `${codePrefix}.not_a_file`, detail: notAFileDetail });
+        if ((err as NodeJS.ErrnoException).code === 'EISDIR')
+          throw new ProblemError({ status: 400, code: `${codePrefix}.not_a_file`, detail: notAFileDetail });
         throw err;
       };
 
@@ -130,15 +149,22 @@ export class UploadFlow {
         return await handling.answer({ change, targets, request, existed, bytes: 0, sha256: null });
       }
       const file = staged.pop();
-      if (!file) throw new ProblemError({ status: 400, code: `${codePrefix}.missing_file`, detail: 'The file field is required unless changeType is Deleted.' });
+      if (!file)
+        throw new ProblemError({
+          status: 400,
+          code: `${codePrefix}.missing_file`,
+          detail: 'The file field is required unless changeType is Deleted.',
+        });
       staged.push(file); // until moved, so that a failed move still discards it
       const first = await moveStaged(file, path.dirname(targets[0]!));
       staged.splice(0, staged.length, first);
       for (const target of targets.slice(1)) staged.push(await stageCopy(path.dirname(target), first));
-      const existed = await commitStaged(targets.map((target, i) => ({ staged: staged[i]!, target }))).catch((err: unknown) => {
-        staged.length = 0; // consumed by the commit either way
-        return notAFile(err);
-      });
+      const existed = await commitStaged(targets.map((target, i) => ({ staged: staged[i]!, target }))).catch(
+        (err: unknown) => {
+          staged.length = 0; // consumed by the commit either way
+          return notAFile(err);
+        },
+      );
       staged.length = 0;
       await handling.answer({ change, targets, request, existed, bytes: first.bytes, sha256: first.sha256 });
     } catch (err) {

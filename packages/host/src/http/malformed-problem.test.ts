@@ -37,26 +37,38 @@ const carelessModule: AckModuleFactory = (ctx) => {
 };
 
 describe('a module error that is itself malformed', () => {
-  it.each(Object.keys(careless))('%s becomes a 500 problem body, never a hang or a dropped connection', async (kind) => {
-    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['careless'] } }), moduleFiles(['careless']));
-    const { url } = await hosts.start(home, { careless: carelessModule });
-    for (const path of [`/careless/api/${kind}`, `/careless-raw/${kind}`]) {
-      const res = await fetch(url + path, { signal: AbortSignal.timeout(10_000) });
-      expect(res.status, path).toBe(500);
-      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect(res.headers.get('x-bad')).toBeNull();
-      expect(res.headers.get('set-cookie') ?? '').not.toContain('evil');
-      const body = (await res.json()) as Record<string, unknown>;
-      expect(body).toMatchObject({ status: 500, code: 'internal_error' });
-    }
-  });
+  it.each(Object.keys(careless))(
+    '%s becomes a 500 problem body, never a hang or a dropped connection',
+    async (kind) => {
+      const home = hosts.home(
+        testAppSettings({ AppSettings: { LoadModules: ['careless'] } }),
+        moduleFiles(['careless']),
+      );
+      const { url } = await hosts.start(home, { careless: carelessModule });
+      for (const path of [`/careless/api/${kind}`, `/careless-raw/${kind}`]) {
+        const res = await fetch(url + path, { signal: AbortSignal.timeout(10_000) });
+        expect(res.status, path).toBe(500);
+        expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(res.headers.get('x-bad')).toBeNull();
+        expect(res.headers.get('set-cookie') ?? '').not.toContain('evil');
+        const body = (await res.json()) as Record<string, unknown>;
+        expect(body).toMatchObject({ status: 500, code: 'internal_error' });
+      }
+    },
+  );
 
   it('keeps a well-formed problem as it is', async () => {
     const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['careless'] } }), moduleFiles(['careless']));
     const good: AckModuleFactory = (ctx) => {
       const router = ctx.host.createRouter();
       router.get('/', () => {
-        throw new ProblemError({ status: 409, code: 'careless.conflict', detail: 'busy', headers: { 'Retry-After': '5' }, extensions: { item: 7 } });
+        throw new ProblemError({
+          status: 409,
+          code: 'careless.conflict',
+          detail: 'busy',
+          headers: { 'Retry-After': '5' },
+          extensions: { item: 7 },
+        });
       });
       return { routes: [{ mount: '/careless/api', handler: router }] };
     };
@@ -64,6 +76,13 @@ describe('a module error that is itself malformed', () => {
     const res = await fetch(`${url}/careless/api`);
     expect(res.status).toBe(409);
     expect(res.headers.get('retry-after')).toBe('5');
-    expect(await res.json()).toEqual({ type: 'about:blank', title: 'Conflict', status: 409, detail: 'busy', code: 'careless.conflict', item: 7 });
+    expect(await res.json()).toEqual({
+      type: 'about:blank',
+      title: 'Conflict',
+      status: 409,
+      detail: 'busy',
+      code: 'careless.conflict',
+      item: 7,
+    });
   });
 });

@@ -39,7 +39,11 @@ export function problemBody(problem: Problem): Record<string, unknown> {
 }
 
 /** What a malformed problem is answered with: the host's own failure, not the module's intent. */
-const MALFORMED: Problem = { status: 500, code: 'internal_error', detail: 'The server could not complete the request.' };
+const MALFORMED: Problem = {
+  status: 500,
+  code: 'internal_error',
+  detail: 'The server could not complete the request.',
+};
 
 /**
  * A problem the host can write as it is: an error status (400-599), a code, header names and

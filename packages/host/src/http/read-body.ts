@@ -14,7 +14,11 @@ import { ProblemError } from './problem.js';
 
 /** The 413 for a body over `Kestrel:Limits:MaxRequestBodySize`, however it was sent. */
 export function bodyTooLarge(maxBodyBytes: number): ProblemError {
-  return new ProblemError({ status: 413, code: 'request.body_too_large', detail: `The request body is over ${maxBodyBytes} bytes.` });
+  return new ProblemError({
+    status: 413,
+    code: 'request.body_too_large',
+    detail: `The request body is over ${maxBodyBytes} bytes.`,
+  });
 }
 
 export interface ReadBodyOptions {
@@ -41,7 +45,11 @@ function decoderFor(req: IncomingMessage): zlib.Gunzip | zlib.Inflate | zlib.Bro
     case 'br':
       return zlib.createBrotliDecompress();
     default:
-      throw new ProblemError({ status: 415, code: 'request.encoding_unsupported', detail: `The content encoding "${encoding}" is not supported.` });
+      throw new ProblemError({
+        status: 415,
+        code: 'request.encoding_unsupported',
+        detail: `The content encoding "${encoding}" is not supported.`,
+      });
   }
 }
 
@@ -81,26 +89,42 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Rea
     const take = (chunk: Buffer) => {
       decoded += chunk.length;
       if (decoded > options.limit) {
-        return finish(new ProblemError({ status: 413, code: 'request.entity_too_large', detail: `The request body is over ${options.limit} bytes.` }));
+        return finish(
+          new ProblemError({
+            status: 413,
+            code: 'request.entity_too_large',
+            detail: `The request body is over ${options.limit} bytes.`,
+          }),
+        );
       }
       chunks.push(chunk);
     };
     const onData = (chunk: Buffer) => {
       sent += chunk.length;
-      if (options.maxBodyBytes !== null && sent > options.maxBodyBytes) return finish(bodyTooLarge(options.maxBodyBytes));
+      if (options.maxBodyBytes !== null && sent > options.maxBodyBytes)
+        return finish(bodyTooLarge(options.maxBodyBytes));
       if (decoder) {
         if (!decoder.write(chunk)) req.pause();
       } else take(chunk);
     };
     const onEnd = () => (decoder ? decoder.end() : finish(undefined, Buffer.concat(chunks)));
     const onClose = () => {
-      if (!req.complete) finish(new ProblemError({ status: 400, code: 'request.aborted', detail: 'The request body was cut off.' }));
+      if (!req.complete)
+        finish(new ProblemError({ status: 400, code: 'request.aborted', detail: 'The request body was cut off.' }));
     };
     if (decoder) {
       decoder.on('data', take);
       decoder.on('drain', () => req.resume());
       decoder.on('end', () => finish(undefined, Buffer.concat(chunks)));
-      decoder.on('error', () => finish(new ProblemError({ status: 400, code: 'request.bad_encoding', detail: 'The request body could not be decoded.' })));
+      decoder.on('error', () =>
+        finish(
+          new ProblemError({
+            status: 400,
+            code: 'request.bad_encoding',
+            detail: 'The request body could not be decoded.',
+          }),
+        ),
+      );
     }
     req.on('data', onData);
     req.on('end', onEnd);
@@ -114,7 +138,11 @@ function textOf(req: IncomingMessage, body: Buffer): string {
   try {
     return new TextDecoder(charset).decode(body);
   } catch {
-    throw new ProblemError({ status: 415, code: 'request.charset_unsupported', detail: `The charset "${charset}" is not supported.` });
+    throw new ProblemError({
+      status: 415,
+      code: 'request.charset_unsupported',
+      detail: `The charset "${charset}" is not supported.`,
+    });
   }
 }
 
@@ -123,12 +151,20 @@ export function parseJsonBody(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === '') return {};
   if (trimmed[0] !== '{' && trimmed[0] !== '[') {
-    throw new ProblemError({ status: 400, code: 'request.entity_parse_failed', detail: 'The JSON body must be an object or an array.' });
+    throw new ProblemError({
+      status: 400,
+      code: 'request.entity_parse_failed',
+      detail: 'The JSON body must be an object or an array.',
+    });
   }
   try {
     return JSON.parse(trimmed) as unknown;
   } catch (err) {
-    throw new ProblemError({ status: 400, code: 'request.entity_parse_failed', detail: `The JSON body is not valid: ${(err as Error).message}` });
+    throw new ProblemError({
+      status: 400,
+      code: 'request.entity_parse_failed',
+      detail: `The JSON body is not valid: ${(err as Error).message}`,
+    });
   }
 }
 
@@ -155,7 +191,13 @@ export function createBodyReaders(maxBodyBytes: number | null): BodyReaders {
     json(code, limit = 64 * 1024) {
       return (req, res, next) => {
         if (!isJson(req)) {
-          return next(new ProblemError({ status: 415, code: `${code}.unsupported_media_type`, detail: 'Send the body as Content-Type: application/json.' }));
+          return next(
+            new ProblemError({
+              status: 415,
+              code: `${code}.unsupported_media_type`,
+              detail: 'Send the body as Content-Type: application/json.',
+            }),
+          );
         }
         if (!hasBody(req)) return next();
         readInto(req, res, limit, parseJsonBody).then(() => next(), next);
@@ -172,7 +214,11 @@ export function createBodyReaders(maxBodyBytes: number | null): BodyReaders {
         if (!req.is('application/x-www-form-urlencoded') || !hasBody(req)) return next();
         readInto(req, res, limit, (text) => {
           if (text.split('&').length > parameterLimit) {
-            throw new ProblemError({ status: 413, code: 'request.parameters_too_many', detail: `The form has more than ${parameterLimit} fields.` });
+            throw new ProblemError({
+              status: 413,
+              code: 'request.parameters_too_many',
+              detail: `The form has more than ${parameterLimit} fields.`,
+            });
           }
           return { ...querystring.parse(text) };
         }).then(() => next(), next);

@@ -35,7 +35,8 @@ export function createKeyring(configuredKey: string, keyFile: string, previous: 
     master = readOrCreateKeyFile(keyFile);
     source = 'file';
   }
-  const derive = (from: Buffer, purpose: string) => Buffer.from(crypto.hkdfSync('sha256', from, Buffer.alloc(0), `ack:${purpose}`, 32));
+  const derive = (from: Buffer, purpose: string) =>
+    Buffer.from(crypto.hkdfSync('sha256', from, Buffer.alloc(0), `ack:${purpose}`, 32));
   const cache = new Map<string, Buffer>();
   const key = (purpose: string) => {
     let k = cache.get(purpose);

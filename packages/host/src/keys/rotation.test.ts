@@ -47,9 +47,15 @@ async function start(security: Record<string, unknown>) {
   return (await hosts.start(home, { account, probe: probeModule() })).url;
 }
 
-const cookiesOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-const me = async (url: string, cookie: string) => ((await (await fetch(`${url}/account/api/me`, { headers: { cookie } })).json()) as { user: string | null }).user;
-const count = async (url: string, cookie: string) => ((await (await fetch(`${url}/probe/api/count`, { headers: { cookie } })).json()) as { count: number }).count;
+const cookiesOf = (res: Response) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+const me = async (url: string, cookie: string) =>
+  ((await (await fetch(`${url}/account/api/me`, { headers: { cookie } })).json()) as { user: string | null }).user;
+const count = async (url: string, cookie: string) =>
+  ((await (await fetch(`${url}/probe/api/count`, { headers: { cookie } })).json()) as { count: number }).count;
 
 describe('signing-key rotation', () => {
   it('a previous key verifies until its ValidUntil; the current key signs', () => {
@@ -57,7 +63,10 @@ describe('signing-key rotation', () => {
     const rotated = createKeyring(NEW, '/nonexistent/never-read.key', [{ Key: OLD, ValidUntil: until }]);
     const old = createKeyring(OLD, '/nonexistent/never-read.key');
     expect(rotated.key('auth-cookie')).toEqual(createKeyring(NEW, '/nonexistent/x').key('auth-cookie'));
-    expect(rotated.keys('auth-cookie', Date.parse(until) - 1)).toEqual([rotated.key('auth-cookie'), old.key('auth-cookie')]);
+    expect(rotated.keys('auth-cookie', Date.parse(until) - 1)).toEqual([
+      rotated.key('auth-cookie'),
+      old.key('auth-cookie'),
+    ]);
     expect(rotated.keys('auth-cookie', Date.parse(until))).toEqual([rotated.key('auth-cookie')]);
   });
 
@@ -67,7 +76,9 @@ describe('signing-key rotation', () => {
       const keyFile = path.join(dir, 'signing.key');
       const fromFile = createKeyring('', keyFile);
       expect(fromFile.source).toBe('file');
-      const rotated = createKeyring(NEW, keyFile, [{ Key: `file:${fs.readFileSync(keyFile, 'utf8')}`, ValidUntil: '2999-01-01' }]);
+      const rotated = createKeyring(NEW, keyFile, [
+        { Key: `file:${fs.readFileSync(keyFile, 'utf8')}`, ValidUntil: '2999-01-01' },
+      ]);
       expect(rotated.keys('session')[1]).toEqual(fromFile.key('session'));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -99,7 +110,13 @@ describe('signing-key rotation', () => {
   });
 
   it('refuses a previous key entry without a date it can read', async () => {
-    const home = hosts.home(testAppSettings({ AppSettings: { Security: { SigningKey: NEW, PreviousSigningKeys: [{ Key: OLD, ValidUntil: 'next tuesday' }] } } }));
-    await expect(hosts.start(home)).rejects.toThrow(/PreviousSigningKeys:0:ValidUntil: expected an ISO 8601 date such as "2026-12-31T00:00:00Z"/);
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: { Security: { SigningKey: NEW, PreviousSigningKeys: [{ Key: OLD, ValidUntil: 'next tuesday' }] } },
+      }),
+    );
+    await expect(hosts.start(home)).rejects.toThrow(
+      /PreviousSigningKeys:0:ValidUntil: expected an ISO 8601 date such as "2026-12-31T00:00:00Z"/,
+    );
   });
 });

@@ -22,7 +22,13 @@ export interface LoadedCertificate {
 export function loadCertificate(source: CertificateSource, paths: HostPaths): LoadedCertificate {
   if (source.kind === 'dev') {
     const dev = devCertificateFiles(paths.serviceHome);
-    const pem: CertificateSource = { kind: 'pem', certFile: dev.cert, certSetting: source.setting, keyFile: dev.key, keySetting: source.setting };
+    const pem: CertificateSource = {
+      kind: 'pem',
+      certFile: dev.cert,
+      certSetting: source.setting,
+      keyFile: dev.key,
+      keySetting: source.setting,
+    };
     return loadCertificate(pem, paths);
   }
   if (source.kind === 'pem') {
@@ -33,7 +39,10 @@ export function loadCertificate(source: CertificateSource, paths: HostPaths): Lo
       tls.createSecureContext(options);
     } catch (err) {
       const { code = '', message } = err as NodeJS.ErrnoException;
-      if (code === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH') throw new SettingsError(`${source.keySetting}: the key in ${keyFile} does not match the certificate in ${certFile}`);
+      if (code === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH')
+        throw new SettingsError(
+          `${source.keySetting}: the key in ${keyFile} does not match the certificate in ${certFile}`,
+        );
       if (/PEM|DECODER|no start line|unsupported/i.test(code + message) && !looksLikePem(options.cert)) {
         throw new SettingsError(`${source.certSetting}: ${certFile} is not a PEM certificate`);
       }
@@ -47,8 +56,11 @@ export function loadCertificate(source: CertificateSource, paths: HostPaths): Lo
     tls.createSecureContext(options);
   } catch (err) {
     const { message } = err as Error;
-    if (/mac verify failure|invalid password/i.test(message)) throw new SettingsError(`${source.passwordSetting}: wrong password for ${file}`);
-    throw new SettingsError(`${source.fileSetting}: ${file} is not a PFX (PKCS#12) file (${message}); for a PEM certificate also set its key file`);
+    if (/mac verify failure|invalid password/i.test(message))
+      throw new SettingsError(`${source.passwordSetting}: wrong password for ${file}`);
+    throw new SettingsError(
+      `${source.fileSetting}: ${file} is not a PFX (PKCS#12) file (${message}); for a PEM certificate also set its key file`,
+    );
   }
   return { options, files: [file] };
 }

@@ -3,7 +3,15 @@ import http2 from 'node:http2';
 import type net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '../fs/safe-write.js';
-import { makeTestCertificate, moduleFiles, probeModule, rawConnection, testAppSettings, useTestHosts, waitFor } from '../test-support/index.js';
+import {
+  makeTestCertificate,
+  moduleFiles,
+  probeModule,
+  rawConnection,
+  testAppSettings,
+  useTestHosts,
+  waitFor,
+} from '../test-support/index.js';
 
 const hosts = useTestHosts();
 const sessions: http2.ClientHttp2Session[] = [];
@@ -18,7 +26,13 @@ afterEach(() => {
 async function start(limits: Record<string, unknown> = {}, appSettings: Record<string, unknown> = {}, tls = false) {
   const endpoints = tls ? { Endpoints: { Cleartext: { Url: 'http://127.0.0.1:0', Protocols: 'Http2' } } } : {};
   const certificate = tls ? { ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'dev.key' } : {};
-  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...certificate, ...appSettings }, Kestrel: { Limits: limits, ...endpoints } }), moduleFiles(['probe']));
+  const home = hosts.home(
+    testAppSettings({
+      AppSettings: { LoadModules: ['probe'], ...certificate, ...appSettings },
+      Kestrel: { Limits: limits, ...endpoints },
+    }),
+    moduleFiles(['probe']),
+  );
   if (tls) makeTestCertificate(home.appDir);
   const { host, url } = await hosts.start(home, { probe: probeModule() }, {}, tls ? { tlsPort: 0 } : {});
   return { url, home, tlsUrl: host.tlsUrl, h2cUrl: host.endpoints.find((e) => e.name === 'Cleartext')?.url ?? '' };
@@ -27,7 +41,10 @@ async function start(limits: Record<string, unknown> = {}, appSettings: Record<s
 /** An HTTP/2 connection (closed after the test); `localAddress` picks the client address. */
 async function h2(url: string, localAddress?: string): Promise<http2.ClientHttp2Session> {
   // http2.connect hands its options on to net/tls.connect, whose `localAddress` its type leaves out.
-  const options: http2.SecureClientSessionOptions & Pick<net.TcpSocketConnectOpts, 'localAddress'> = { rejectUnauthorized: false, localAddress };
+  const options: http2.SecureClientSessionOptions & Pick<net.TcpSocketConnectOpts, 'localAddress'> = {
+    rejectUnauthorized: false,
+    localAddress,
+  };
   const session = http2.connect(url, options);
   session.on('error', () => {});
   sessions.push(session);
@@ -71,20 +88,23 @@ const h2Get = async (session: http2.ClientHttp2Session, path: string) => {
   return response;
 };
 
-const post = (path: string, length: number) => `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+const post = (path: string, length: number) =>
+  `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
 
 /** The start of a contract-sync upload whose file never finishes (2,000 bytes of it). */
 const CUT_UPLOAD = (() => {
   const boundary = 'cut-upload';
   const fields = ['moduleID=wwwroot', 'contractType=wwwroot', 'changeType=Created', 'destFilePath=HDS/page.html']
     .map((f) => f.split('='))
-    .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('');
+    .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+    .join('');
   const file = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="page.html"\r\nContent-Type: text/html\r\n\r\n`;
   return { type: `multipart/form-data; boundary=${boundary}`, start: fields + file + 'x'.repeat(2000) };
 })();
 
 async function expectNoUploadLeft(home: string) {
-  const temporary = () => fs.readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((f) => isTemporaryFileName(f.split('/').pop()!));
+  const temporary = () =>
+    fs.readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((f) => isTemporaryFileName(f.split('/').pop()!));
   await waitFor(() => temporary().length === 0);
   expect(fs.existsSync(`${home}/contracts/wwwroot/HDS/page.html`)).toBe(false);
 }
@@ -131,14 +151,23 @@ describe('slow and greedy clients (Kestrel:Limits)', () => {
       clearInterval(drip);
     }
     // A body sent at a normal pace is read and answered.
-    const ok = await fetch(`${url}/probe/api/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'b'.repeat(5000) }) });
+    const ok = await fetch(`${url}/probe/api/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 'b'.repeat(5000) }),
+    });
     expect(ok.status).toBe(200);
   });
 
   it('an upload cut for its slow body leaves no temporary file behind', async () => {
-    const { url, home } = await start({ MinRequestBodyDataRate: { BytesPerSecond: 1000, GracePeriod: '00:00:01' } }, { UseContractSync: true, HostAccessID: 'access-id-for-tests' });
+    const { url, home } = await start(
+      { MinRequestBodyDataRate: { BytesPerSecond: 1000, GracePeriod: '00:00:01' } },
+      { UseContractSync: true, HostAccessID: 'access-id-for-tests' },
+    );
     const c = await rawConnection(url);
-    c.write(`POST /contractsync HTTP/1.1\r\nHost: x\r\nhostAccessID: access-id-for-tests\r\nContent-Type: ${CUT_UPLOAD.type}\r\nContent-Length: 1000000\r\n\r\n${CUT_UPLOAD.start}`);
+    c.write(
+      `POST /contractsync HTTP/1.1\r\nHost: x\r\nhostAccessID: access-id-for-tests\r\nContent-Type: ${CUT_UPLOAD.type}\r\nContent-Length: 1000000\r\n\r\n${CUT_UPLOAD.start}`,
+    );
     expect(await c.until(/request\.body_too_slow/)).toMatch(/^HTTP\/1\.1 408/);
     expect(await c.closedWithin(10_000)).toBe(true);
     await expectNoUploadLeft(home.home);
@@ -181,9 +210,17 @@ describe('slow and greedy clients (Kestrel:Limits)', () => {
 
 describe('slow and greedy clients over HTTP/2 and TLS', () => {
   it('answers 408 to an HTTP/2 stream whose body stalls, resets that stream only, and keeps the connection', async () => {
-    const { tlsUrl } = await start({ MinRequestBodyDataRate: { BytesPerSecond: 1000, GracePeriod: '00:00:01' } }, {}, true);
+    const { tlsUrl } = await start(
+      { MinRequestBodyDataRate: { BytesPerSecond: 1000, GracePeriod: '00:00:01' } },
+      {},
+      true,
+    );
     const session = await h2(tlsUrl);
-    const stalled = h2Request(session, { ':method': 'POST', ':path': '/probe/api/json', 'content-type': 'application/json', 'content-length': '5000' }, '{"a":"');
+    const stalled = h2Request(
+      session,
+      { ':method': 'POST', ':path': '/probe/api/json', 'content-type': 'application/json', 'content-length': '5000' },
+      '{"a":"',
+    );
     const reply = await stalled.response;
     expect(reply.status).toBe(408);
     expect(reply.text).toContain('request.body_too_slow');
@@ -191,15 +228,33 @@ describe('slow and greedy clients over HTTP/2 and TLS', () => {
     expect(session.closed || session.destroyed).toBe(false);
     expect(await h2Get(session, '/probe-public')).toEqual({ status: 200, text: 'public:probe' });
     // A body sent at a normal pace on the same connection is read and answered.
-    const ok = h2Request(session, { ':method': 'POST', ':path': '/probe/api/json', 'content-type': 'application/json' });
+    const ok = h2Request(session, {
+      ':method': 'POST',
+      ':path': '/probe/api/json',
+      'content-type': 'application/json',
+    });
     ok.stream.end(JSON.stringify({ a: 'b'.repeat(5000) }));
     expect((await ok.response).status).toBe(200);
   });
 
   it('an HTTP/2 upload cut for its slow body leaves no temporary file behind', async () => {
-    const { tlsUrl, home } = await start({ MinRequestBodyDataRate: { BytesPerSecond: 1000, GracePeriod: '00:00:01' } }, { UseContractSync: true, HostAccessID: 'access-id-for-tests' }, true);
+    const { tlsUrl, home } = await start(
+      { MinRequestBodyDataRate: { BytesPerSecond: 1000, GracePeriod: '00:00:01' } },
+      { UseContractSync: true, HostAccessID: 'access-id-for-tests' },
+      true,
+    );
     const session = await h2(tlsUrl);
-    const upload = h2Request(session, { ':method': 'POST', ':path': '/contractsync', hostaccessid: 'access-id-for-tests', 'content-type': CUT_UPLOAD.type, 'content-length': '1000000' }, CUT_UPLOAD.start);
+    const upload = h2Request(
+      session,
+      {
+        ':method': 'POST',
+        ':path': '/contractsync',
+        hostaccessid: 'access-id-for-tests',
+        'content-type': CUT_UPLOAD.type,
+        'content-length': '1000000',
+      },
+      CUT_UPLOAD.start,
+    );
     const reply = await upload.response;
     expect(reply.status).toBe(408);
     expect(reply.text).toContain('request.body_too_slow');
@@ -211,12 +266,25 @@ describe('slow and greedy clients over HTTP/2 and TLS', () => {
     for (const url of [tlsUrl, h2cUrl]) {
       const session = await h2(url);
       // 9,000 bytes promised, 1,000 sent; the route does not exist (the body is never read).
-      const early = h2Request(session, { ':method': 'POST', ':path': '/probe/api/missing', 'content-type': 'application/json', 'content-length': '9000' }, 'x'.repeat(1000));
+      const early = h2Request(
+        session,
+        {
+          ':method': 'POST',
+          ':path': '/probe/api/missing',
+          'content-type': 'application/json',
+          'content-length': '9000',
+        },
+        'x'.repeat(1000),
+      );
       expect((await early.response).status, url).toBe(404);
       expect(early.stream.rstCode, url).toBe(http2.constants.NGHTTP2_NO_ERROR);
       // A body without a length, read until it passes MaxRequestBodySize: 413 while the client
       // still sends, and the stream is told to stop (the rest would be read only to be dropped).
-      const over = h2Request(session, { ':method': 'POST', ':path': '/probe/api/json', 'content-type': 'application/json' }, 'x'.repeat(12_000));
+      const over = h2Request(
+        session,
+        { ':method': 'POST', ':path': '/probe/api/json', 'content-type': 'application/json' },
+        'x'.repeat(12_000),
+      );
       const refused = await over.response;
       expect(refused.status, url).toBe(413);
       expect(refused.text).toContain('request.body_too_large');
@@ -244,7 +312,11 @@ describe('slow and greedy clients over HTTP/2 and TLS', () => {
   });
 
   it('closes an HTTP/2 connection that opens no stream within RequestHeadersTimeout, or none for KeepAliveTimeout, pings or not', async () => {
-    const { tlsUrl, h2cUrl } = await start({ RequestHeadersTimeout: '00:00:01', KeepAliveTimeout: '00:00:02' }, {}, true);
+    const { tlsUrl, h2cUrl } = await start(
+      { RequestHeadersTimeout: '00:00:01', KeepAliveTimeout: '00:00:02' },
+      {},
+      true,
+    );
     for (const url of [tlsUrl, h2cUrl]) {
       // Connected, never asks for anything, but keeps the connection busy with PINGs.
       const silent = await h2(url);
@@ -252,7 +324,9 @@ describe('slow and greedy clients over HTTP/2 and TLS', () => {
       const goaway = new Promise((resolve) => silent.once('goaway', resolve));
       try {
         await goaway;
-        await new Promise((resolve) => (silent.closed || silent.destroyed ? resolve(undefined) : silent.once('close', resolve)));
+        await new Promise((resolve) =>
+          silent.closed || silent.destroyed ? resolve(undefined) : silent.once('close', resolve),
+        );
       } finally {
         clearInterval(pinging);
       }

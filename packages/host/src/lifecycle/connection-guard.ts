@@ -66,7 +66,11 @@ const carriesBody = (headers: http.IncomingHttpHeaders) => {
   return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
 };
 
-export function createConnectionGuard(limits: KestrelSettings['Limits'], trustsProxy: (address: string | undefined) => boolean, logger: Logger): ConnectionGuard {
+export function createConnectionGuard(
+  limits: KestrelSettings['Limits'],
+  trustsProxy: (address: string | undefined) => boolean,
+  logger: Logger,
+): ConnectionGuard {
   const rate = limits.MinRequestBodyDataRate;
   const minBytesPerSecond = rate ? rate.BytesPerSecond : 0;
   const graceMs = rate ? parseTimeSpanMs(rate.GracePeriod) : 0;
@@ -100,15 +104,19 @@ export function createConnectionGuard(limits: KestrelSettings['Limits'], trustsP
   const cut = (w: Watched) => {
     cuts++;
     if (cuts === 1 || cuts % 100 === 0) {
-      logger.warn(`request body below ${minBytesPerSecond} bytes/s after ${graceMs} ms: connection cut (${cuts} so far)`);
+      logger.warn(
+        `request body below ${minBytesPerSecond} bytes/s after ${graceMs} ms: connection cut (${cuts} so far)`,
+      );
     }
     const { res } = w;
     if (res.headersSent || res.writableEnded) return w.drop();
-    const body = JSON.stringify(problemBody({
-      status: 408,
-      code: 'request.body_too_slow',
-      detail: `The request body arrived slower than ${minBytesPerSecond} bytes per second.`,
-    }));
+    const body = JSON.stringify(
+      problemBody({
+        status: 408,
+        code: 'request.body_too_slow',
+        detail: `The request body arrived slower than ${minBytesPerSecond} bytes per second.`,
+      }),
+    );
     res.statusCode = 408;
     // HTTP/1.1 only: the HTTP/2 response drops it (pipeline/http2-adapter.ts) and the stream is reset.
     res.setHeader('Connection', 'close');
@@ -150,7 +158,13 @@ export function createConnectionGuard(limits: KestrelSettings['Limits'], trustsP
   const perClient = new Map<string, number>();
   const maxPerClient = limits.MaxConnectionsPerClient;
   const tooMany = () => {
-    const body = JSON.stringify(problemBody({ status: 429, code: 'request.too_many_connections', detail: `This client address already holds ${maxPerClient} connections.` }));
+    const body = JSON.stringify(
+      problemBody({
+        status: 429,
+        code: 'request.too_many_connections',
+        detail: `This client address already holds ${maxPerClient} connections.`,
+      }),
+    );
     return `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
   };
 

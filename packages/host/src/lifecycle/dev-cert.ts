@@ -28,17 +28,41 @@ export function createDevCertificate(serviceHome: string, now = new Date()): { c
     const cert = path.join(staging, 'cert.pem');
     const key = path.join(staging, 'key.pem');
     try {
-      execFileSync('openssl', [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '365',
-        '-subj', `/CN=localhost/O=ack development certificate ${now.toISOString().slice(0, 10)}`,
-        '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
-        '-addext', 'extendedKeyUsage=serverAuth',
-        '-keyout', key, '-out', cert,
-      ], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '365',
+          '-subj',
+          `/CN=localhost/O=ack development certificate ${now.toISOString().slice(0, 10)}`,
+          '-addext',
+          'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+          '-addext',
+          'extendedKeyUsage=serverAuth',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
-      if (e.code === 'ENOENT') throw new Error('the openssl command is needed to make a development certificate; install it, or configure a certificate (docs/protocols.md)', { cause: err });
-      throw new Error(`openssl could not make a development certificate: ${e.stderr?.toString().trim() || e.message}`, { cause: err });
+      if (e.code === 'ENOENT')
+        throw new Error(
+          'the openssl command is needed to make a development certificate; install it, or configure a certificate (docs/protocols.md)',
+          { cause: err },
+        );
+      throw new Error(`openssl could not make a development certificate: ${e.stderr?.toString().trim() || e.message}`, {
+        cause: err,
+      });
     }
     fs.chmodSync(cert, 0o600);
     fs.chmodSync(key, 0o600);

@@ -45,7 +45,8 @@ export function planKestrelEndpoints(settings: HostSettings): EndpointPlan[] {
     const protocols: Protocols = scheme === 'http' && asked === 'Http1AndHttp2' ? 'Http1' : asked;
     const plan: EndpointPlan = { name, scheme, host, port, protocols };
     if (scheme === 'https') plan.certificate = certificateSource(endpoint.Certificate, `${at}:Certificate`);
-    else if (endpoint.Certificate?.Path) throw new SettingsError(`${at}:Certificate: a certificate needs an https:// Url`);
+    else if (endpoint.Certificate?.Path)
+      throw new SettingsError(`${at}:Certificate: a certificate needs an https:// Url`);
     return plan;
   });
 }
@@ -54,21 +55,51 @@ export function planKestrelEndpoints(settings: HostSettings): EndpointPlan[] {
 export function planDevCertEndpoint(settings: HostSettings, port: number, host: string | undefined): EndpointPlan {
   const app = settings.AppSettings;
   let certificate: CertificateSource;
-  if (app.ServerDevCertFilePath.trim() === '') certificate = { kind: 'dev', setting: 'AppSettings:ServerDevCertFilePath' };
+  if (app.ServerDevCertFilePath.trim() === '')
+    certificate = { kind: 'dev', setting: 'AppSettings:ServerDevCertFilePath' };
   else if (app.ServerDevCertKeyFilePath.trim() !== '') {
-    certificate = { kind: 'pem', certFile: app.ServerDevCertFilePath, certSetting: 'AppSettings:ServerDevCertFilePath', keyFile: app.ServerDevCertKeyFilePath, keySetting: 'AppSettings:ServerDevCertKeyFilePath' };
+    certificate = {
+      kind: 'pem',
+      certFile: app.ServerDevCertFilePath,
+      certSetting: 'AppSettings:ServerDevCertFilePath',
+      keyFile: app.ServerDevCertKeyFilePath,
+      keySetting: 'AppSettings:ServerDevCertKeyFilePath',
+    };
   } else {
-    certificate = { kind: 'pfx', file: app.ServerDevCertFilePath, fileSetting: 'AppSettings:ServerDevCertFilePath', password: app.ServerDevCertPassword, passwordSetting: 'AppSettings:ServerDevCertPassword' };
+    certificate = {
+      kind: 'pfx',
+      file: app.ServerDevCertFilePath,
+      fileSetting: 'AppSettings:ServerDevCertFilePath',
+      password: app.ServerDevCertPassword,
+      passwordSetting: 'AppSettings:ServerDevCertPassword',
+    };
   }
   return { name: 'Https', scheme: 'https', host, port, protocols: 'Http1AndHttp2', certificate };
 }
 
-function certificateSource(cert: { Path: string; KeyPath: string; Password: string } | undefined, at: string): CertificateSource {
+function certificateSource(
+  cert: { Path: string; KeyPath: string; Password: string } | undefined,
+  at: string,
+): CertificateSource {
   // No certificate: Kestrel takes its development certificate; so does this host (docs/protocols.md).
   if (!cert || cert.Path.trim() === '') {
-    if (cert && cert.KeyPath.trim() !== '') throw new SettingsError(`${at}:Path: KeyPath is set but Path (the certificate) is empty`);
+    if (cert && cert.KeyPath.trim() !== '')
+      throw new SettingsError(`${at}:Path: KeyPath is set but Path (the certificate) is empty`);
     return { kind: 'dev', setting: `${at}:Path` };
   }
-  if (cert.KeyPath.trim() !== '') return { kind: 'pem', certFile: cert.Path, certSetting: `${at}:Path`, keyFile: cert.KeyPath, keySetting: `${at}:KeyPath` };
-  return { kind: 'pfx', file: cert.Path, fileSetting: `${at}:Path`, password: cert.Password, passwordSetting: `${at}:Password` };
+  if (cert.KeyPath.trim() !== '')
+    return {
+      kind: 'pem',
+      certFile: cert.Path,
+      certSetting: `${at}:Path`,
+      keyFile: cert.KeyPath,
+      keySetting: `${at}:KeyPath`,
+    };
+  return {
+    kind: 'pfx',
+    file: cert.Path,
+    fileSetting: `${at}:Path`,
+    password: cert.Password,
+    passwordSetting: `${at}:Password`,
+  };
 }

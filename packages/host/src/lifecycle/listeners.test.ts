@@ -6,7 +6,17 @@ import https from 'node:https';
 import path from 'node:path';
 import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { curlClient, https1Client, makeTestCertificate, moduleFiles, nodeHttp2Client, probeModule, testAppSettings, useTestHosts, type TestHome } from '../test-support/index.js';
+import {
+  curlClient,
+  https1Client,
+  makeTestCertificate,
+  moduleFiles,
+  nodeHttp2Client,
+  probeModule,
+  testAppSettings,
+  useTestHosts,
+  type TestHome,
+} from '../test-support/index.js';
 import type { AckHost } from '../host.js';
 import { SettingsError } from '../settings/load.js';
 import { devCertificateFiles } from './dev-cert.js';
@@ -14,8 +24,15 @@ import { devCertificateFiles } from './dev-cert.js';
 const hosts = useTestHosts();
 let home: TestHome | undefined;
 
-async function start(settings: Record<string, unknown>, sections: Record<string, unknown> = {}, listen: { tlsPort?: number } = { tlsPort: 0 }): Promise<AckHost> {
-  home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...settings }, ...sections }), moduleFiles(['probe']));
+async function start(
+  settings: Record<string, unknown>,
+  sections: Record<string, unknown> = {},
+  listen: { tlsPort?: number } = { tlsPort: 0 },
+): Promise<AckHost> {
+  home = hosts.home(
+    testAppSettings({ AppSettings: { LoadModules: ['probe'], ...settings }, ...sections }),
+    moduleFiles(['probe']),
+  );
   makeTestCertificate(home.appDir);
   return (await hosts.start(home, { probe: probeModule() }, {}, listen)).host;
 }
@@ -24,10 +41,13 @@ async function start(settings: Record<string, unknown>, sections: Record<string,
 function fingerprintOf(url: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: hostname, port: Number(port), rejectUnauthorized: false, ALPNProtocols: ['h2'] }, () => {
-      resolve(socket.getPeerCertificate().fingerprint256);
-      socket.end();
-    });
+    const socket = tls.connect(
+      { host: hostname, port: Number(port), rejectUnauthorized: false, ALPNProtocols: ['h2'] },
+      () => {
+        resolve(socket.getPeerCertificate().fingerprint256);
+        socket.end();
+      },
+    );
     socket.on('error', reject);
   });
 }
@@ -56,15 +76,24 @@ describe('HTTPS listener (ServerDevCert*)', () => {
   it('does not start with a certificate that cannot be used: the error names the setting', async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ ServerDevCertFilePath: 'missing.pfx' }, /^AppSettings:ServerDevCertFilePath: file not found: .*missing\.pfx$/],
-      [{ ServerDevCertFilePath: 'dev.pfx', ServerDevCertPassword: 'wrong' }, /^AppSettings:ServerDevCertPassword: wrong password for .*dev\.pfx$/],
-      [{ ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'other.key' }, /^AppSettings:ServerDevCertKeyFilePath: the key in .*other\.key does not match the certificate in .*dev\.crt$/],
+      [
+        { ServerDevCertFilePath: 'dev.pfx', ServerDevCertPassword: 'wrong' },
+        /^AppSettings:ServerDevCertPassword: wrong password for .*dev\.pfx$/,
+      ],
+      [
+        { ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'other.key' },
+        /^AppSettings:ServerDevCertKeyFilePath: the key in .*other\.key does not match the certificate in .*dev\.crt$/,
+      ],
     ];
     for (const [settings, message] of cases) {
       home = hosts.home(testAppSettings({ AppSettings: { LoadModules: [], ...settings } }));
       makeTestCertificate(home.appDir);
       makeTestCertificate(path.join(home.appDir, 'o'), 'other');
       fs.copyFileSync(path.join(home.appDir, 'o', 'other.key'), path.join(home.appDir, 'other.key'));
-      const failed = await hosts.start(home).then(() => undefined, (err: unknown) => err);
+      const failed = await hosts.start(home).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(failed).toBeInstanceOf(SettingsError);
       expect((failed as Error).message).toMatch(message);
       expect((failed as Error).message).not.toContain('wrong"');
@@ -72,7 +101,10 @@ describe('HTTPS listener (ServerDevCert*)', () => {
   });
 
   it('makes the development certificate on first start when asked (RunningEnvironment D), mode 0600 under the home', async () => {
-    home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], RunningEnvironment: 'D' } }), moduleFiles(['probe']));
+    home = hosts.home(
+      testAppSettings({ AppSettings: { LoadModules: ['probe'], RunningEnvironment: 'D' } }),
+      moduleFiles(['probe']),
+    );
     const { host } = await hosts.start(home, { probe: probeModule() }, {}, { tlsPort: 0 });
     const files = devCertificateFiles(home.home);
     for (const file of [files.cert, files.key]) expect(fs.statSync(file).mode & 0o777).toBe(0o600);
@@ -81,7 +113,10 @@ describe('HTTPS listener (ServerDevCert*)', () => {
     expect(cert.subjectAltName).toContain('DNS:localhost');
     // A production host never makes one.
     const prod = hosts.home(testAppSettings({ AppSettings: { RunningEnvironment: 'P' } }));
-    const failed = await hosts.start(prod, {}, {}, { tlsPort: 0 }).then(() => undefined, (err: unknown) => err);
+    const failed = await hosts.start(prod, {}, {}, { tlsPort: 0 }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(failed).toBeInstanceOf(SettingsError);
     expect((failed as Error).message).toMatch(/^AppSettings:ServerDevCertFilePath: no certificate configured/);
     expect(fs.existsSync(devCertificateFiles(prod.home).dir)).toBe(false);
@@ -93,10 +128,12 @@ describe('shut-down of a TLS port', () => {
     const h = await start({ ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'dev.key' });
     const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
     const status = await new Promise<number>((resolve, reject) => {
-      https.get(`${h.tlsUrl}/probe-public`, { agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      }).on('error', reject);
+      https
+        .get(`${h.tlsUrl}/probe-public`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        })
+        .on('error', reject);
     });
     expect(status).toBe(200);
     const idle = nodeHttp2Client(h.tlsUrl);
@@ -123,7 +160,9 @@ describe('draining a retired worker (rolling restart)', () => {
       new Promise<{ status: number; connection: string | undefined; reused: boolean }>((resolve, reject) => {
         const req = (url.startsWith('https') ? https : http).get(url, { agent }, (res) => {
           res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, reused: req.reusedSocket }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, reused: req.reusedSocket }),
+          );
         });
         req.on('error', reject);
       });
@@ -133,7 +172,10 @@ describe('draining a retired worker (rolling restart)', () => {
     // The drain ends once no connection is left: the kept-alive ones hold it open until they leave.
     const closed = h.close({ graceMs: 10_000, drainMs: 60_000 });
     expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
-    for (const [url, agent] of [[`${h.url}/probe-public`, plainAgent], [`${h.tlsUrl}/probe-public`, tlsAgent]] as const) {
+    for (const [url, agent] of [
+      [`${h.url}/probe-public`, plainAgent],
+      [`${h.tlsUrl}/probe-public`, tlsAgent],
+    ] as const) {
       expect(await get(url, agent)).toEqual({ status: 200, connection: 'close', reused: true });
     }
     const answered = await slow;
@@ -147,15 +189,23 @@ describe('draining a retired worker (rolling restart)', () => {
 
 describe('Kestrel:Endpoints', () => {
   it('opens each endpoint: https with a PEM pair (h2 and http/1.1), https with a PFX for HTTP/1.1 only, and h2c', async () => {
-    const h = await start({}, {
-      Kestrel: {
-        Endpoints: {
-          Secure: { Url: 'https://127.0.0.1:0', Certificate: { Path: 'dev.crt', KeyPath: 'dev.key' } },
-          Legacy: { Url: 'https://127.0.0.1:0', Protocols: 'Http1', Certificate: { Path: 'dev.pfx', Password: 'cert-pass' } },
-          Cleartext: { Url: 'http://127.0.0.1:0', Protocols: 'Http2' },
+    const h = await start(
+      {},
+      {
+        Kestrel: {
+          Endpoints: {
+            Secure: { Url: 'https://127.0.0.1:0', Certificate: { Path: 'dev.crt', KeyPath: 'dev.key' } },
+            Legacy: {
+              Url: 'https://127.0.0.1:0',
+              Protocols: 'Http1',
+              Certificate: { Path: 'dev.pfx', Password: 'cert-pass' },
+            },
+            Cleartext: { Url: 'http://127.0.0.1:0', Protocols: 'Http2' },
+          },
         },
       },
-    }, {});
+      {},
+    );
     expect(h.tlsUrl).toBe('');
     const byName = Object.fromEntries(h.endpoints.map((e) => [e.name, e]));
     expect(Object.keys(byName).sort()).toEqual(['Cleartext', 'Legacy', 'Secure']);
@@ -182,9 +232,14 @@ describe('Kestrel:Endpoints', () => {
 
   it('refuses an endpoint Url it cannot read, naming the endpoint', async () => {
     home = hosts.home(testAppSettings({ Kestrel: { Endpoints: { Web: { Url: 'ftp://example:21' } } } }));
-    const failed = await hosts.start(home).then(() => undefined, (err: unknown) => err);
+    const failed = await hosts.start(home).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(failed).toBeInstanceOf(SettingsError);
-    expect((failed as Error).message).toBe('Kestrel:Endpoints:Web:Url: expected http://host:port or https://host:port, got "ftp://example:21"');
+    expect((failed as Error).message).toBe(
+      'Kestrel:Endpoints:Web:Url: expected http://host:port or https://host:port, got "ftp://example:21"',
+    );
   });
 });
 
@@ -225,15 +280,22 @@ describe('certificate renewal', () => {
   });
 
   it('keeps the running certificate when the replacement cannot be used, and says so in the log', async () => {
-    const log = { Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', buffered: false, rollingInterval: 'Infinite' } }] } };
+    const log = {
+      Serilog: {
+        WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', buffered: false, rollingInterval: 'Infinite' } }],
+      },
+    };
     const h = await start({ ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'dev.key' }, log);
     const before = await fingerprintOf(h.tlsUrl);
     fs.writeFileSync(path.join(home!.appDir, 'dev.crt'), 'not a certificate');
     const logFile = path.join(home!.home, 'log', 'app.log');
     const deadline = Date.now() + 15_000;
-    const logged = () => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('certificate change not applied');
+    const logged = () =>
+      fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('certificate change not applied');
     while (!logged() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(fs.readFileSync(logFile, 'utf8')).toMatch(/certificate change not applied, the running certificate stays: AppSettings:ServerDevCertFilePath: .*dev\.crt is not a PEM certificate/);
+    expect(fs.readFileSync(logFile, 'utf8')).toMatch(
+      /certificate change not applied, the running certificate stays: AppSettings:ServerDevCertFilePath: .*dev\.crt is not a PEM certificate/,
+    );
     expect(await fingerprintOf(h.tlsUrl)).toBe(before);
     const session = http2.connect(h.tlsUrl, { rejectUnauthorized: false });
     await new Promise<void>((resolve, reject) => session.once('connect', () => resolve()).once('error', reject));

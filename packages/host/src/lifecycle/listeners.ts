@@ -106,7 +106,11 @@ export class Listeners {
     });
 
     this.url = await listenOn(this.server, options.port ?? app.ServerPort, options.host, 'http');
-    this.opened.push({ server: this.server, close: (graceMs) => closeHttp1(this.server, graceMs), drain: () => drainHttp1(this.server) });
+    this.opened.push({
+      server: this.server,
+      close: (graceMs) => closeHttp1(this.server, graceMs),
+      drain: () => drainHttp1(this.server),
+    });
     for (const [i, plan] of plans.entries()) {
       const url = await this.open(plan, certificates[i]);
       this.endpoints.push({ name: plan.name, url, protocols: plan.protocols });
@@ -119,7 +123,12 @@ export class Listeners {
   async close(graceMs: number): Promise<void> {
     for (const stop of this.unwatch.splice(0)) stop();
     this.guard.close();
-    await Promise.all(this.opened.splice(0).filter((o) => o.server.listening).map((o) => o.close(graceMs)));
+    await Promise.all(
+      this.opened
+        .splice(0)
+        .filter((o) => o.server.listening)
+        .map((o) => o.close(graceMs)),
+    );
   }
 
   /**
@@ -133,7 +142,8 @@ export class Listeners {
     const servers = this.opened.filter((o) => o.server.listening);
     for (const o of servers) o.drain();
     const deadline = Date.now() + drainMs;
-    const connections = (server: NetServer) => new Promise<number>((resolve) => server.getConnections((err, n) => resolve(err ? 0 : n)));
+    const connections = (server: NetServer) =>
+      new Promise<number>((resolve) => server.getConnections((err, n) => resolve(err ? 0 : n)));
     while (Date.now() < deadline) {
       const open = (await Promise.all(servers.map((o) => connections(o.server)))).reduce((a, b) => a + b, 0);
       if (open === 0) return;
@@ -151,7 +161,14 @@ export class Listeners {
     if (certificate && plan.certificate && renew) {
       this.unwatch.push(watchCertificate(plan.certificate, certificate, this.paths, this.logger, renew));
     }
-    const shown = plan.protocols === 'Http1AndHttp2' ? 'h2, http/1.1' : plan.protocols === 'Http2' ? (plan.scheme === 'https' ? 'h2' : 'h2c') : 'http/1.1';
+    const shown =
+      plan.protocols === 'Http1AndHttp2'
+        ? 'h2, http/1.1'
+        : plan.protocols === 'Http2'
+          ? plan.scheme === 'https'
+            ? 'h2'
+            : 'h2c'
+          : 'http/1.1';
     this.logger.info(`endpoint ${plan.name} on ${url} (${shown})`);
     return url;
   }
@@ -164,15 +181,26 @@ export class Listeners {
         const server = this.limit(http.createServer(this.http1Options, onRequest), 'http1');
         return { server, close: (graceMs) => closeHttp1(server, graceMs), drain: () => drainHttp1(server) };
       }
-      const server = this.limit(https.createServer({ ...this.http1Options, handshakeTimeout: this.handshakeTimeout, ...tlsOptions }, onRequest), 'close');
-      return { server, close: (graceMs) => closeHttp1(server, graceMs), drain: () => drainHttp1(server), renew: (next) => server.setSecureContext(next) };
+      const server = this.limit(
+        https.createServer({ ...this.http1Options, handshakeTimeout: this.handshakeTimeout, ...tlsOptions }, onRequest),
+        'close',
+      );
+      return {
+        server,
+        close: (graceMs) => closeHttp1(server, graceMs),
+        drain: () => drainHttp1(server),
+        renew: (next) => server.setSecureContext(next),
+      };
     }
     const http2Options: http2.ServerOptions = {
       ...HTTP2_SERVER_CLASSES,
       settings: { maxConcurrentStreams: this.settings.Kestrel.Limits.Http2.MaxStreamsPerConnection },
     };
     const tracker = new ConnectionTracker();
-    const dispatch = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+    const dispatch = (
+      req: http.IncomingMessage | http2.Http2ServerRequest,
+      res: http.ServerResponse | http2.Http2ServerResponse,
+    ) => {
       if (req instanceof http2.Http2ServerRequest) {
         if (res instanceof AckHttp2Response) this.handlers.http2(req, res);
       } else if (res instanceof http.ServerResponse) {
@@ -180,9 +208,18 @@ export class Listeners {
         this.handlers.http1(req, res);
       }
     };
-    const secure = plan.scheme === 'https'
-      ? http2.createSecureServer({ ...http2Options, handshakeTimeout: this.handshakeTimeout, ...tlsOptions, allowHTTP1: plan.protocols === 'Http1AndHttp2' }, dispatch)
-      : undefined;
+    const secure =
+      plan.scheme === 'https'
+        ? http2.createSecureServer(
+            {
+              ...http2Options,
+              handshakeTimeout: this.handshakeTimeout,
+              ...tlsOptions,
+              allowHTTP1: plan.protocols === 'Http1AndHttp2',
+            },
+            dispatch,
+          )
+        : undefined;
     const server = this.limit(secure ?? http2.createServer(http2Options, dispatch), 'close');
     this.guard.attachHttp2(server);
     // HTTP/1.1 on the same TLS port runs Node's HTTP/1 server code, which reads these from the server.
@@ -194,7 +231,12 @@ export class Listeners {
       maxHeaderSize: MAX_HEADER_BYTES,
     });
     tracker.attach(server);
-    return { server, close: (graceMs) => tracker.close(server, graceMs), drain: () => tracker.drain(), renew: secure && ((next) => secure.setSecureContext(next)) };
+    return {
+      server,
+      close: (graceMs) => tracker.close(server, graceMs),
+      drain: () => tracker.drain(),
+      renew: secure && ((next) => secure.setSecureContext(next)),
+    };
   }
 
   private limit<S extends NetServer>(server: S, refusal: 'http1' | 'close'): S {
@@ -206,11 +248,15 @@ export class Listeners {
 }
 
 /** The listeners `Listeners.listen` opens beside the plain one: the `ServerDevCert*` HTTPS listener first when asked for, then `Kestrel:Endpoints`. */
-export function planEndpoints(settings: HostSettings, options: ListenOptions): { plans: EndpointPlan[]; withHttps: boolean } {
+export function planEndpoints(
+  settings: HostSettings,
+  options: ListenOptions,
+): { plans: EndpointPlan[]; withHttps: boolean } {
   const app = settings.AppSettings;
   const plans = planKestrelEndpoints(settings);
   const withHttps = app.ServerDevCertFilePath.trim() !== '' || options.tlsPort !== undefined;
-  if (withHttps) plans.unshift(planDevCertEndpoint(settings, options.tlsPort ?? app.ServerDevCertSslPort, options.host));
+  if (withHttps)
+    plans.unshift(planDevCertEndpoint(settings, options.tlsPort ?? app.ServerDevCertSslPort, options.host));
   return { plans, withHttps };
 }
 
@@ -219,13 +265,20 @@ export function planEndpoints(settings: HostSettings, options: ListenOptions): {
  * `RunningEnvironment` `D` allows (docs/protocols.md). The primary of `ack serve --workers` calls it
  * before it forks, so that workers never make one at the same time.
  */
-export function ensureDevCertificate(settings: HostSettings, paths: HostPaths, plans: readonly EndpointPlan[], log: (line: string) => void): void {
+export function ensureDevCertificate(
+  settings: HostSettings,
+  paths: HostPaths,
+  plans: readonly EndpointPlan[],
+  log: (line: string) => void,
+): void {
   const source = plans.map((plan) => plan.certificate).find((c) => c?.kind === 'dev');
   if (!source || source.kind !== 'dev' || hasDevCertificate(paths.serviceHome)) return;
   const dir = devCertificateFiles(paths.serviceHome).dir;
   const plan = plans.find((p) => p.certificate === source)!;
   if (settings.AppSettings.RunningEnvironment !== 'D') {
-    throw new SettingsError(`${source.setting}: no certificate configured for the ${plan.name} endpoint, and no development certificate in ${dir} (one is made on first start only when RunningEnvironment is D; run ack dev-cert, or configure a certificate)`);
+    throw new SettingsError(
+      `${source.setting}: no certificate configured for the ${plan.name} endpoint, and no development certificate in ${dir} (one is made on first start only when RunningEnvironment is D; run ack dev-cert, or configure a certificate)`,
+    );
   }
   createDevCertificate(paths.serviceHome);
   log(`development certificate created in ${dir} (self-signed for localhost; docs/protocols.md)`);
@@ -292,7 +345,12 @@ class ConnectionTracker {
   }
 }
 
-function listenOn(server: NetServer, port: number, host: string | undefined, scheme: 'http' | 'https'): Promise<string> {
+function listenOn(
+  server: NetServer,
+  port: number,
+  host: string | undefined,
+  scheme: 'http' | 'https',
+): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);

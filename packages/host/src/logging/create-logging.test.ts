@@ -23,21 +23,38 @@ function setUp(serilog: object, app: object = {}) {
   return logging.logger;
 }
 
-const fileSink = (args: object = {}) => ({ Name: 'File', Args: { path: '../log/app.log', outputTemplate: '{Level:u3} {SourceContext}: {Message:lj}{NewLine}{Exception}', ...args } });
+const fileSink = (args: object = {}) => ({
+  Name: 'File',
+  Args: {
+    path: '../log/app.log',
+    outputTemplate: '{Level:u3} {SourceContext}: {Message:lj}{NewLine}{Exception}',
+    ...args,
+  },
+});
 
 function logFiles(): string[] {
   const logDir = path.join(dir!, 'log');
-  return fs.readdirSync(logDir).filter((f) => !f.startsWith('.')).sort();
+  return fs
+    .readdirSync(logDir)
+    .filter((f) => !f.startsWith('.'))
+    .sort();
 }
 
 function readLog(): string[] {
-  return logFiles().flatMap((f) => fs.readFileSync(path.join(dir!, 'log', f), 'utf8').split(os.EOL)).filter((l) => l !== '');
+  return logFiles()
+    .flatMap((f) => fs.readFileSync(path.join(dir!, 'log', f), 'utf8').split(os.EOL))
+    .filter((l) => l !== '');
 }
 
 describe('the file sink', () => {
   it('writes lines with the output template, the period in the file name, exception stacks, and flushes buffered lines on close', async () => {
     const logger = setUp({
-      WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', rollingInterval: 'Day', buffered: true, flushToDiskInterval: '01:00:00' } }],
+      WriteTo: [
+        {
+          Name: 'File',
+          Args: { path: '../log/app.log', rollingInterval: 'Day', buffered: true, flushToDiskInterval: '01:00:00' },
+        },
+      ],
     });
     logger.info('host started');
     logger.child('wwwroot').warn('catalog missing');
@@ -72,13 +89,24 @@ describe('the file sink', () => {
     expect(files).toContain('app.1.log');
     for (const f of files) expect(fs.statSync(path.join(dir!, 'log', f)).size).toBeLessThanOrEqual(2048 + 100);
     const numbered = (f: string) => (f === 'app.log' ? 0 : Number(f.split('.')[1]));
-    const inOrder = files.sort((a, b) => numbered(a) - numbered(b)).flatMap((f) => fs.readFileSync(path.join(dir!, 'log', f), 'utf8').trim().split(os.EOL));
+    const inOrder = files
+      .sort((a, b) => numbered(a) - numbered(b))
+      .flatMap((f) =>
+        fs
+          .readFileSync(path.join(dir!, 'log', f), 'utf8')
+          .trim()
+          .split(os.EOL),
+      );
     expect(inOrder).toHaveLength(100);
-    expect(inOrder.map((l) => l.slice(11, 14))).toEqual(Array.from({ length: 100 }, (_, i) => String(i).padStart(3, '0')));
+    expect(inOrder.map((l) => l.slice(11, 14))).toEqual(
+      Array.from({ length: 100 }, (_, i) => String(i).padStart(3, '0')),
+    );
   });
 
   it('keeps at most retainedFileCountLimit files', async () => {
-    const logger = setUp({ WriteTo: [fileSink({ rollOnFileSizeLimit: true, fileSizeLimitBytes: 1024, retainedFileCountLimit: 2 })] });
+    const logger = setUp({
+      WriteTo: [fileSink({ rollOnFileSizeLimit: true, fileSizeLimitBytes: 1024, retainedFileCountLimit: 2 })],
+    });
     for (let i = 0; i < 100; i++) logger.info('y'.repeat(100));
     await logging!.close();
     expect(logFiles().length).toBeLessThanOrEqual(2);
@@ -135,7 +163,7 @@ describe('configuration problems', () => {
     ]);
   });
 
-  it('unwraps Serilog\'s Async sink into the sinks it configures', async () => {
+  it("unwraps Serilog's Async sink into the sinks it configures", async () => {
     const logger = setUp({ WriteTo: [{ Name: 'Async', Args: { configure: [fileSink(), { Args: {} }] } }] });
     logger.info('through async');
     await logging!.close();
@@ -148,12 +176,16 @@ describe('configuration problems', () => {
   it('a log path that cannot be created is a warning, not a crash', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-log-'));
     fs.writeFileSync(path.join(dir, 'blocker'), 'a file where a folder should be');
-    const settings = HostSettingsSchema.parse({ Serilog: { WriteTo: [fileSink({ path: '../blocker/app.log' }), fileSink()] } });
+    const settings = HostSettingsSchema.parse({
+      Serilog: { WriteTo: [fileSink({ path: '../blocker/app.log' }), fileSink()] },
+    });
     logging = createHostLogging(settings, createHostPaths(path.join(dir, 'app'), {}), { quiet: true });
     logging.logger.info('alive');
     await logging.close();
     const lines = readLog();
-    expect(lines[0]).toMatch(/^WRN : Serilog:WriteTo:0: cannot open the log file .*blocker.app\.log .*; file sink off$/);
+    expect(lines[0]).toMatch(
+      /^WRN : Serilog:WriteTo:0: cannot open the log file .*blocker.app\.log .*; file sink off$/,
+    );
     expect(lines[1]).toBe('INF : alive');
   });
 

@@ -64,14 +64,22 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
     };
   };
 
-  const openFileSink = (args: SinkSettings['Args'], file: string, format: winston.Logform.Format, level: string | undefined): FileSink => {
+  const openFileSink = (
+    args: SinkSettings['Args'],
+    file: string,
+    format: winston.Logform.Format,
+    level: string | undefined,
+  ): FileSink => {
     const limit = args.fileSizeLimitBytes === undefined ? DEFAULT_FILE_SIZE_LIMIT : args.fileSizeLimitBytes;
     return new FileSink({
       file,
       rollingInterval: args.rollingInterval ?? 'Infinite',
       rollAtBytes: args.rollOnFileSizeLimit ? limit : null,
-      retainedFileCountLimit: args.retainedFileCountLimit === undefined ? DEFAULT_RETAINED_FILES : args.retainedFileCountLimit,
-      bufferMs: args.buffered ? (args.flushToDiskInterval ? parseTimeSpanMs(args.flushToDiskInterval) : 0) || DEFAULT_FLUSH_MS : undefined,
+      retainedFileCountLimit:
+        args.retainedFileCountLimit === undefined ? DEFAULT_RETAINED_FILES : args.retainedFileCountLimit,
+      bufferMs: args.buffered
+        ? (args.flushToDiskInterval ? parseTimeSpanMs(args.flushToDiskInterval) : 0) || DEFAULT_FLUSH_MS
+        : undefined,
       level,
       format,
       onError: reportSinkError(file),
@@ -153,19 +161,35 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
 
   const addLabelFile = (label: string, file: string, outputTemplate?: string): void => {
     const fileArgs = serilog.WriteTo.find((w) => w.Name.toLowerCase() === 'file')?.Args;
-    const args: SinkSettings['Args'] = fileArgs ?? { rollingInterval: 'Day', rollOnFileSizeLimit: true, fileSizeLimitBytes: 104_857_600, buffered: true, flushToDiskInterval: '00:00:05' };
+    const args: SinkSettings['Args'] = fileArgs ?? {
+      rollingInterval: 'Day',
+      rollOnFileSizeLimit: true,
+      fileSizeLimitBytes: 104_857_600,
+      buffered: true,
+      flushToDiskInterval: '00:00:05',
+    };
     const prefix = `${label}.`;
     const onlyLabel = winston.format((info) => {
       const l = (info.event as LogEvent | undefined)?.label;
       return l === label || (l !== undefined && l.startsWith(prefix)) ? info : false;
     })();
     try {
-      const fileSink = openFileSink(args, file, winston.format.combine(onlyLabel, templateFormat(outputTemplate ?? args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean)), undefined);
+      const fileSink = openFileSink(
+        args,
+        file,
+        winston.format.combine(
+          onlyLabel,
+          templateFormat(outputTemplate ?? args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean),
+        ),
+        undefined,
+      );
       fileSinks.push(fileSink);
       transports.push(fileSink);
       base.add(fileSink);
     } catch (err) {
-      logger.warn(`cannot open the log file ${file} of ${label} (${(err as Error).message}); its lines go to the host's sinks only`);
+      logger.warn(
+        `cannot open the log file ${file} of ${label} (${(err as Error).message}); its lines go to the host's sinks only`,
+      );
     }
   };
 

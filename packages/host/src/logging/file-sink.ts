@@ -12,7 +12,11 @@ const MESSAGE = Symbol.for('message');
 
 /** moment.js patterns for the period in the file name. */
 const DATE_PATTERN: Record<Exclude<RollingIntervalName, 'Infinite'>, string> = {
-  Year: 'YYYY', Month: 'YYYYMM', Day: 'YYYYMMDD', Hour: 'YYYYMMDDHH', Minute: 'YYYYMMDDHHmm',
+  Year: 'YYYY',
+  Month: 'YYYYMM',
+  Day: 'YYYYMMDD',
+  Hour: 'YYYYMMDDHH',
+  Minute: 'YYYYMMDDHHmm',
 };
 
 const BUFFER_LIMIT_BYTES = 64 * 1024;

@@ -11,14 +11,24 @@ let running: TestHost | undefined;
 const TEMPLATE = '[{Timestamp:HH:mm:ss} {Level:u3}] {SourceContext}: {Message:lj}{NewLine}{Exception}';
 
 function readLog(): string[] {
-  return fs.readFileSync(path.join(home!.home, 'log', 'app.log'), 'utf8').split(os.EOL).filter((l) => l !== '');
+  return fs
+    .readFileSync(path.join(home!.home, 'log', 'app.log'), 'utf8')
+    .split(os.EOL)
+    .filter((l) => l !== '');
 }
 
 describe('the host logs through the Serilog settings', () => {
   it('writes one access line per request with UseHttpLogging, with the template, flushed by close', async () => {
     home = hosts.home({
       AppSettings: { LoadModules: [], UseHttpLogging: true },
-      Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE, buffered: true, flushToDiskInterval: '01:00:00' } }] },
+      Serilog: {
+        WriteTo: [
+          {
+            Name: 'File',
+            Args: { path: '../log/app.log', outputTemplate: TEMPLATE, buffered: true, flushToDiskInterval: '01:00:00' },
+          },
+        ],
+      },
     });
     running = await hosts.start(home);
     expect((await fetch(`${running.url}/no/such/page?x=1`)).status).toBe(404);
@@ -28,8 +38,12 @@ describe('the host logs through the Serilog settings', () => {
     const access = readLog().filter((l) => l.includes(' http: '));
     expect(access).toHaveLength(2);
     // The combined-like access line (docs/logging.md): still method, path without the query, status, ms and id.
-    expect(access[0]).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] http: 127\.0\.0\.1 - - \[[^\]]+\] "GET \/no\/such\/page HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms( \[[^\]]+\])?$/);
-    expect(access[1]).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] http: 127\.0\.0\.1 - - \[[^\]]+\] "POST \/api\/nothing HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms( \[[^\]]+\])?$/);
+    expect(access[0]).toMatch(
+      /^\[\d{2}:\d{2}:\d{2} INF\] http: 127\.0\.0\.1 - - \[[^\]]+\] "GET \/no\/such\/page HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms( \[[^\]]+\])?$/,
+    );
+    expect(access[1]).toMatch(
+      /^\[\d{2}:\d{2}:\d{2} INF\] http: 127\.0\.0\.1 - - \[[^\]]+\] "POST \/api\/nothing HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms( \[[^\]]+\])?$/,
+    );
   });
 
   it('writes no access line without UseHttpLogging, or when the http label is raised above Information', async () => {
@@ -50,10 +64,17 @@ describe('the host logs through the Serilog settings', () => {
   });
 
   it('logs its effective settings once at debug level, with secrets redacted', async () => {
-    const secrets = { HostAccessID: 'host-key-123', Security: { SigningKey: 'sign-key-456' }, SessionState: { MySqlConnectionString: 'Server=db;Uid=ack;Pwd=db-pass-789;' } };
+    const secrets = {
+      HostAccessID: 'host-key-123',
+      Security: { SigningKey: 'sign-key-456' },
+      SessionState: { MySqlConnectionString: 'Server=db;Uid=ack;Pwd=db-pass-789;' },
+    };
     home = hosts.home({
       AppSettings: { LoadModules: [], ...secrets },
-      Serilog: { MinimumLevel: 'Debug', WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE } }] },
+      Serilog: {
+        MinimumLevel: 'Debug',
+        WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: TEMPLATE } }],
+      },
     });
     running = await hosts.start(home);
     await running.close();
@@ -91,7 +112,10 @@ describe('ModuleLogFilePath', () => {
     running.host.logger.child('alpha').child('sync').info('nested alpha line');
     await running.close();
     running = undefined;
-    const alpha = fs.readFileSync(path.join(home.home, 'log', 'alpha.log'), 'utf8').split(os.EOL).filter(Boolean);
+    const alpha = fs
+      .readFileSync(path.join(home.home, 'log', 'alpha.log'), 'utf8')
+      .split(os.EOL)
+      .filter(Boolean);
     expect(alpha).toHaveLength(2);
     expect(alpha[0]).toMatch(/INF\] alpha: hello from alpha$/);
     expect(alpha[1]).toMatch(/INF\] alpha\.sync: nested alpha line$/);

@@ -3,7 +3,12 @@ import type { LogLevelName, SerilogSettings } from '../settings/schema.js';
 // Serilog level names, their order, and the winston levels they map to.
 
 export const LEVEL_RANK: Record<LogLevelName, number> = {
-  Verbose: 0, Debug: 1, Information: 2, Warning: 3, Error: 4, Fatal: 5,
+  Verbose: 0,
+  Debug: 1,
+  Information: 2,
+  Warning: 3,
+  Error: 4,
+  Fatal: 5,
 };
 
 /** winston levels (lower is more severe, winston's convention) named after Serilog's. */
@@ -11,7 +16,12 @@ export const WINSTON_LEVELS = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, 
 export type WinstonLevel = keyof typeof WINSTON_LEVELS;
 
 export const TO_WINSTON: Record<LogLevelName, WinstonLevel> = {
-  Verbose: 'verbose', Debug: 'debug', Information: 'info', Warning: 'warn', Error: 'error', Fatal: 'fatal',
+  Verbose: 'verbose',
+  Debug: 'debug',
+  Information: 'info',
+  Warning: 'warn',
+  Error: 'error',
+  Fatal: 'fatal',
 };
 
 /**

@@ -19,10 +19,17 @@ const echoModule: AckModuleFactory = (ctx) => {
 
 describe('log lines cannot be forged from request input', () => {
   it('a line break or control character in a logged message is escaped, not written raw', async () => {
-    const home = hosts.home({
-      AppSettings: { LoadModules: ['echo'] },
-      Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: '[{Level:u3}] {Message:lj}{NewLine}' } }] },
-    }, moduleFiles(['echo']));
+    const home = hosts.home(
+      {
+        AppSettings: { LoadModules: ['echo'] },
+        Serilog: {
+          WriteTo: [
+            { Name: 'File', Args: { path: '../log/app.log', outputTemplate: '[{Level:u3}] {Message:lj}{NewLine}' } },
+          ],
+        },
+      },
+      moduleFiles(['echo']),
+    );
     const running = await hosts.start(home, { echo: echoModule });
     const name = 'a.html\n[ERR] FORGED\rx\u0001\u2028y';
     expect((await fetch(`${running.url}/echo/api?${new URLSearchParams({ name })}`)).status).toBe(200);

@@ -21,11 +21,24 @@ describe('ack serve logging', () => {
       Serilog: {
         WriteTo: [
           { Name: 'Console', Args: { outputTemplate: DEFAULT_OUTPUT_TEMPLATE } },
-          { Name: 'File', Args: { path: '../log/app.log', outputTemplate: DEFAULT_OUTPUT_TEMPLATE, rollingInterval: 'Infinite', buffered: true, flushToDiskInterval: '00:05:00' } },
+          {
+            Name: 'File',
+            Args: {
+              path: '../log/app.log',
+              outputTemplate: DEFAULT_OUTPUT_TEMPLATE,
+              rollingInterval: 'Infinite',
+              buffered: true,
+              flushToDiskInterval: '00:05:00',
+            },
+          },
         ],
       },
     });
-    const child = spawn(process.execPath, [ACK_BIN, 'serve', '--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [ACK_BIN, 'serve', '--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -41,7 +54,8 @@ describe('ack serve logging', () => {
     expect((await fetch(`${url}/missing.html`)).status).toBe(404);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const accessLine = /^\[\d{2}:\d{2}:\d{2} INF\] 127\.0\.0\.1 - - \[[^\]]+\] "GET \/missing\.html HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms/m;
+    const accessLine =
+      /^\[\d{2}:\d{2}:\d{2} INF\] 127\.0\.0\.1 - - \[[^\]]+\] "GET \/missing\.html HTTP\/1\.1" 404 \d+ "-" "[^"]*" \d+\.\d ms/m;
     expect(stdout).toMatch(accessLine);
     expect(stdout).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] listening on http/m);
     const file = fs.readFileSync(path.join(home.home, 'log', 'app.log'), 'utf8');

@@ -12,7 +12,14 @@ describe('output templates', () => {
     const render = compileTemplate(DEFAULT_OUTPUT_TEMPLATE);
     expect(render(event({}))).toBe(`[03:04:05 INF] hello${os.EOL}`);
     const levels = ['Verbose', 'Debug', 'Information', 'Warning', 'Error', 'Fatal'] as const;
-    expect(levels.map((level) => render(event({ level })).slice(10, 13))).toEqual(['VRB', 'DBG', 'INF', 'WRN', 'ERR', 'FTL']);
+    expect(levels.map((level) => render(event({ level })).slice(10, 13))).toEqual([
+      'VRB',
+      'DBG',
+      'INF',
+      'WRN',
+      'ERR',
+      'FTL',
+    ]);
   });
 
   it('render the stack of an Error under {Exception}, with its cause', () => {
@@ -28,7 +35,9 @@ describe('output templates', () => {
     expect(compileTimeFormat('yyyy-MM-dd HH:mm:ss.fff')(at)).toBe('2026-01-02 03:04:05.067');
     expect(compileTimeFormat("yy/M/d h:m:s tt 'at' ff")(at)).toBe('26/1/2 3:4:5 AM at 06');
     const render = compileTemplate('{Level,-12}|{Level:w3}|{Level:u}|{SourceContext}|{Properties}|{{x}}|{RequestId}');
-    expect(render(event({ label: 'http', meta: { RequestId: 'r1', n: 2 } }))).toBe('Information |inf|INFORMATION|http|{ SourceContext: "http", RequestId: "r1", n: 2 }|{x}|r1');
+    expect(render(event({ label: 'http', meta: { RequestId: 'r1', n: 2 } }))).toBe(
+      'Information |inf|INFORMATION|http|{ SourceContext: "http", RequestId: "r1", n: 2 }|{x}|r1',
+    );
     expect(compileTemplate('{Properties:j}')(event({ label: 'a' }))).toBe('{"SourceContext":"a"}');
   });
 
@@ -38,7 +47,9 @@ describe('output templates', () => {
 
   it('hide passwords in messages and exceptions when given the redaction', () => {
     const render = compileTemplate('{Message}{NewLine}{Exception}', redactSecretsInText);
-    const text = render(event({ message: 'connect Server=db;Uid=u;Pwd=hunter2;', error: new Error('login failed for Password=hunter2') }));
+    const text = render(
+      event({ message: 'connect Server=db;Uid=u;Pwd=hunter2;', error: new Error('login failed for Password=hunter2') }),
+    );
     expect(text).not.toContain('hunter2');
     expect(text).toContain('Pwd=***;');
   });

@@ -17,7 +17,12 @@ export interface LogEvent {
 export type Render = (event: LogEvent) => string;
 
 const SHORT: Record<LogLevelName, string> = {
-  Verbose: 'VRB', Debug: 'DBG', Information: 'INF', Warning: 'WRN', Error: 'ERR', Fatal: 'FTL',
+  Verbose: 'VRB',
+  Debug: 'DBG',
+  Information: 'INF',
+  Warning: 'WRN',
+  Error: 'ERR',
+  Fatal: 'FTL',
 };
 
 /** Serilog's default Timestamp format when a template gives none. */
@@ -133,7 +138,8 @@ function renderException(error: Error | undefined): string {
  */
 function oneLine(text: string): string {
   return text.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/g, (c) =>
-    c === '\n' ? '\\n' : c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    c === '\n' ? '\\n' : c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**

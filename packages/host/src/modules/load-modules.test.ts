@@ -8,8 +8,15 @@ const hosts = useTestHosts();
 describe('module loading', () => {
   it('loads modules in LoadModules order, not directory order, and closes them in reverse', async () => {
     const events: string[] = [];
-    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['zeta', 'alpha', 'mid'] } }), moduleFiles(['alpha', 'mid', 'zeta']));
-    const running = await hosts.start(home, { alpha: probeModule(events), mid: probeModule(events), zeta: probeModule(events) });
+    const home = hosts.home(
+      testAppSettings({ AppSettings: { LoadModules: ['zeta', 'alpha', 'mid'] } }),
+      moduleFiles(['alpha', 'mid', 'zeta']),
+    );
+    const running = await hosts.start(home, {
+      alpha: probeModule(events),
+      mid: probeModule(events),
+      zeta: probeModule(events),
+    });
     expect(running.host.modules.map((m) => m.id)).toEqual(['zeta', 'alpha', 'mid']);
     expect(events).toEqual(['start:zeta', 'start:alpha', 'start:mid']);
     await running.close();
@@ -17,10 +24,13 @@ describe('module loading', () => {
   });
 
   it('skips a listed module with no folder, no module.json or no implementation, saying why, and still starts', async () => {
-    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['ok', 'nofolder', 'nojson', 'noimpl', '../escape'] } }), {
-      ...moduleFiles(['ok', 'noimpl']),
-      'modules/nojson/readme.txt': 'no module.json here',
-    });
+    const home = hosts.home(
+      testAppSettings({ AppSettings: { LoadModules: ['ok', 'nofolder', 'nojson', 'noimpl', '../escape'] } }),
+      {
+        ...moduleFiles(['ok', 'noimpl']),
+        'modules/nojson/readme.txt': 'no module.json here',
+      },
+    );
     const running = await hosts.start(home, { ok: probeModule(), nofolder: probeModule(), nojson: probeModule() });
     const skipped = Object.fromEntries(running.host.skippedModules.map((s) => [s.id, s.reason]));
     expect(Object.keys(skipped)).toEqual(['nofolder', 'nojson', 'noimpl', '../escape']);
@@ -33,10 +43,19 @@ describe('module loading', () => {
   });
 
   it('stops start-up naming the file when a module.json is not valid JSON', async () => {
-    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['bad'] } }), { 'modules/bad/module.json': '{ "ModuleID": "bad", ' });
-    const attempt = createHost({ appDir: home.appDir, modules: { bad: probeModule() }, env: {}, logging: { quiet: true } });
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['bad'] } }), {
+      'modules/bad/module.json': '{ "ModuleID": "bad", ',
+    });
+    const attempt = createHost({
+      appDir: home.appDir,
+      modules: { bad: probeModule() },
+      env: {},
+      logging: { quiet: true },
+    });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
-    await expect(attempt).rejects.toThrow(/not valid module settings: .*modules\/bad\/module\.json:1:\d+: not valid JSON/);
+    await expect(attempt).rejects.toThrow(
+      /not valid module settings: .*modules\/bad\/module\.json:1:\d+: not valid JSON/,
+    );
   });
 
   it('loads a module from the EntryPoint file named in its module.json', async () => {

@@ -62,11 +62,21 @@ export async function loadModules(
       continue;
     }
     const moduleLogFile = moduleJson.ModuleConfig?.ModuleLogFilePath;
-    if (addModuleLogFile && typeof moduleLogFile === 'string' && moduleLogFile.trim() !== '') addModuleLogFile(id, paths.resolve(moduleLogFile));
+    if (addModuleLogFile && typeof moduleLogFile === 'string' && moduleLogFile.trim() !== '')
+      addModuleLogFile(id, paths.resolve(moduleLogFile));
     const moduleLogger = logger.child(id);
     let contributions: ModuleContributions;
     try {
-      contributions = await factory({ id, directory, settingsFile, moduleJson, settings, paths, logger: moduleLogger, host });
+      contributions = await factory({
+        id,
+        directory,
+        settingsFile,
+        moduleJson,
+        settings,
+        paths,
+        logger: moduleLogger,
+        host,
+      });
     } catch (err) {
       if (err instanceof SettingsError) throw err;
       throw new Error(`module ${id} failed to start: ${(err as Error).message}`, { cause: err });
@@ -76,12 +86,17 @@ export async function loadModules(
   return { loaded, skipped };
 }
 
-async function importEntryPoint(directory: string, settingsFile: string, moduleJson: ModuleJson): Promise<AckModuleFactory | undefined> {
+async function importEntryPoint(
+  directory: string,
+  settingsFile: string,
+  moduleJson: ModuleJson,
+): Promise<AckModuleFactory | undefined> {
   if (typeof moduleJson.EntryPoint !== 'string' || moduleJson.EntryPoint.trim() === '') return undefined;
   const file = path.resolve(directory, moduleJson.EntryPoint);
   if (!fs.existsSync(file)) throw new SettingsError(`${settingsFile}: EntryPoint ${file} does not exist`);
   const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
-  if (typeof mod.default !== 'function') throw new SettingsError(`${settingsFile}: EntryPoint ${file} has no default export function`);
+  if (typeof mod.default !== 'function')
+    throw new SettingsError(`${settingsFile}: EntryPoint ${file} has no default export function`);
   return mod.default as AckModuleFactory;
 }
 

@@ -33,7 +33,19 @@ export interface ModuleJsonFile {
 const ModuleJsonKeys = z
   .looseObject(
     Object.fromEntries(
-      ['ModuleID', 'Name', 'ApplicationID', 'Company', 'IsRequiredLicense', 'IsBundledWithHost', 'IsCopyContract', 'IsPurgeContract', 'Version', 'LoadPassAssemblyPath', 'EntryPoint'].map((k) => [k, z.unknown()]),
+      [
+        'ModuleID',
+        'Name',
+        'ApplicationID',
+        'Company',
+        'IsRequiredLicense',
+        'IsBundledWithHost',
+        'IsCopyContract',
+        'IsPurgeContract',
+        'Version',
+        'LoadPassAssemblyPath',
+        'EntryPoint',
+      ].map((k) => [k, z.unknown()]),
     ),
   )
   .extend({ ModuleConfig: z.record(z.string(), z.unknown()).optional() });
@@ -52,7 +64,11 @@ export function readModuleJsonFile(file: string): ModuleJsonFile {
     throw new SettingsError(`not valid module settings: ${(err as Error).message}`);
   }
   const moduleJson = json.value as ModuleJson;
-  return { moduleJson, locate: json.locate, warnings: describeUnknownKeys(file, json, findUnknownKeys(moduleJson, ModuleJsonKeys)) };
+  return {
+    moduleJson,
+    locate: json.locate,
+    warnings: describeUnknownKeys(file, json, findUnknownKeys(moduleJson, ModuleJsonKeys)),
+  };
 }
 
 /** `readModuleJsonFile` for a caller that needs the settings only. */

@@ -8,8 +8,19 @@ const root = path.resolve(os.tmpdir(), 'ack-root');
 
 describe('resolveContainedPath', () => {
   it('resolves a path inside the root, with / or \\ separators and a leading / dropped', () => {
-    for (const given of ['HDS/a.html', '/HDS/a.html', '\\HDS\\a.html', 'HDS\\a.html', './HDS//a.html', 'HDS/./a.html']) {
-      expect(resolveContainedPath(root, given), given).toEqual({ ok: true, absolute: path.join(root, 'HDS', 'a.html'), relative: 'HDS/a.html' });
+    for (const given of [
+      'HDS/a.html',
+      '/HDS/a.html',
+      '\\HDS\\a.html',
+      'HDS\\a.html',
+      './HDS//a.html',
+      'HDS/./a.html',
+    ]) {
+      expect(resolveContainedPath(root, given), given).toEqual({
+        ok: true,
+        absolute: path.join(root, 'HDS', 'a.html'),
+        relative: 'HDS/a.html',
+      });
     }
   });
 
@@ -21,13 +32,24 @@ describe('resolveContainedPath', () => {
 
   it('refuses rather than clamps, saying why', () => {
     const cases: Array<[string, string]> = [
-      ['', 'empty'], ['/', 'empty'], ['.', 'empty'], ['./', 'empty'],
+      ['', 'empty'],
+      ['/', 'empty'],
+      ['.', 'empty'],
+      ['./', 'empty'],
       ['a\0b', 'nul'],
-      ['C:/x', 'drive-letter'], ['c:x', 'drive-letter'], ['/C:\\x', 'drive-letter'],
-      ['//server/share/x', 'unc'], ['\\\\server\\share\\x', 'unc'],
-      ['..', 'traversal'], ['../x', 'traversal'], ['a/../../x', 'traversal'], ['a/..', 'traversal'], ['a\\..\\x', 'traversal'],
+      ['C:/x', 'drive-letter'],
+      ['c:x', 'drive-letter'],
+      ['/C:\\x', 'drive-letter'],
+      ['//server/share/x', 'unc'],
+      ['\\\\server\\share\\x', 'unc'],
+      ['..', 'traversal'],
+      ['../x', 'traversal'],
+      ['a/../../x', 'traversal'],
+      ['a/..', 'traversal'],
+      ['a\\..\\x', 'traversal'],
     ];
-    for (const [given, reason] of cases) expect(resolveContainedPath(root, given), JSON.stringify(given)).toEqual({ ok: false, reason });
+    for (const [given, reason] of cases)
+      expect(resolveContainedPath(root, given), JSON.stringify(given)).toEqual({ ok: false, reason });
   });
 
   it('does not decode percent-encoding (the caller decodes once)', () => {

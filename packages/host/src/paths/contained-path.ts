@@ -4,9 +4,7 @@ import path from 'node:path';
 /** Why a relative path was refused. */
 export type PathRejection = 'empty' | 'nul' | 'drive-letter' | 'unc' | 'traversal' | 'outside-root' | 'symlink-escape';
 
-export type ContainedPath =
-  | { ok: true; absolute: string; relative: string }
-  | { ok: false; reason: PathRejection };
+export type ContainedPath = { ok: true; absolute: string; relative: string } | { ok: false; reason: PathRejection };
 
 /**
  * The single resolver for "a path a client names, inside a folder we own". Accepts `/` or `\`

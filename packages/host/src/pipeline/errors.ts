@@ -11,7 +11,9 @@ export function isApiRequest(req: AckRequest): boolean {
   return accept.includes('json') && !accept.includes('text/html');
 }
 
-const NOT_FOUND_PAGE = Buffer.from('<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head><body><h1>404 Not Found</h1><p>There is no page at this address.</p></body></html>');
+const NOT_FOUND_PAGE = Buffer.from(
+  '<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head><body><h1>404 Not Found</h1><p>There is no page at this address.</p></body></html>',
+);
 
 /** Phase 6: nothing answered. APIs get a problem body; screens a plain 404 page. */
 export function sendNotFound(req: AckRequest, res: ServerResponse): void {
@@ -39,13 +41,28 @@ export interface ErrorResponderOptions {
 export function createErrorResponder(options: ErrorResponderOptions) {
   return (err: unknown, req: AckRequest, res: ServerResponse): void => {
     if (err instanceof ProblemError) {
-      if (!isWellFormedProblem(err.problem)) options.logger.error(`${req.method} ${req.ack?.rawPath ?? req.url}: a handler threw a malformed problem; answered 500 [${req.ack?.id ?? '-'}]`, err);
+      if (!isWellFormedProblem(err.problem))
+        options.logger.error(
+          `${req.method} ${req.ack?.rawPath ?? req.url}: a handler threw a malformed problem; answered 500 [${req.ack?.id ?? '-'}]`,
+          err,
+        );
       return sendProblem(res, err.problem, req.method);
     }
-    const e = err as { status?: unknown; statusCode?: unknown; code?: unknown; type?: unknown; message?: unknown; name?: unknown };
+    const e = err as {
+      status?: unknown;
+      statusCode?: unknown;
+      code?: unknown;
+      type?: unknown;
+      message?: unknown;
+      name?: unknown;
+    };
     const status = Number(e?.status ?? e?.statusCode);
     if (err instanceof URIError) {
-      return sendProblem(res, { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' }, req.method);
+      return sendProblem(
+        res,
+        { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' },
+        req.method,
+      );
     }
     if (e?.name === 'MulterError' && e.code === 'LIMIT_FILE_SIZE') {
       return sendProblem(res, { status: 413, code: 'request.file_too_large', detail: String(e.message) }, req.method);
@@ -55,19 +72,36 @@ export function createErrorResponder(options: ErrorResponderOptions) {
     }
     const fsProblem = fileSystemProblem(err);
     if (fsProblem) {
-      if (fsProblem.status >= 500) options.logger.error(`${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]: ${(err as NodeJS.ErrnoException).code} (${fsProblem.detail})`);
+      if (fsProblem.status >= 500)
+        options.logger.error(
+          `${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]: ${(err as NodeJS.ErrnoException).code} (${fsProblem.detail})`,
+        );
       return sendProblem(res, fsProblem, req.method);
     }
     if (Number.isInteger(status) && status >= 400 && status < 500) {
       const code = typeof e.type === 'string' ? `request.${e.type.replace(/\./g, '_')}` : 'request.invalid';
-      return sendProblem(res, { status, code, detail: typeof e.message === 'string' ? e.message : undefined }, req.method);
+      return sendProblem(
+        res,
+        { status, code, detail: typeof e.message === 'string' ? e.message : undefined },
+        req.method,
+      );
     }
-    options.logger.error(`${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]`, err instanceof Error ? err : { err: String(err) });
-    sendProblem(res, {
-      status: 500,
-      code: 'internal_error',
-      detail: options.showExceptionDetail && err instanceof Error ? err.message : 'The server could not complete the request.',
-    }, req.method);
+    options.logger.error(
+      `${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]`,
+      err instanceof Error ? err : { err: String(err) },
+    );
+    sendProblem(
+      res,
+      {
+        status: 500,
+        code: 'internal_error',
+        detail:
+          options.showExceptionDetail && err instanceof Error
+            ? err.message
+            : 'The server could not complete the request.',
+      },
+      req.method,
+    );
   };
 }
 
@@ -82,16 +116,26 @@ function fileSystemProblem(err: unknown): Problem | undefined {
   if (!e || typeof e.code !== 'string' || typeof e.syscall !== 'string') return undefined;
   switch (e.code) {
     case 'ENAMETOOLONG':
-      return { status: 400, code: 'request.path_too_long', detail: 'A name in the path is too long for the file system.' };
+      return {
+        status: 400,
+        code: 'request.path_too_long',
+        detail: 'A name in the path is too long for the file system.',
+      };
     case 'ENOTDIR':
       return { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' };
     case 'EEXIST':
-      return e.syscall === 'mkdir' ? { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' } : undefined;
+      return e.syscall === 'mkdir'
+        ? { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' }
+        : undefined;
     case 'EISDIR':
       return { status: 409, code: 'request.path_conflict', detail: 'The path names a folder, not a file.' };
     case 'ENOSPC':
     case 'EDQUOT':
-      return { status: 507, code: 'storage.full', detail: 'The server has no room left to store this; nothing was changed.' };
+      return {
+        status: 507,
+        code: 'storage.full',
+        detail: 'The server has no room left to store this; nothing was changed.',
+      };
     default:
       return undefined;
   }

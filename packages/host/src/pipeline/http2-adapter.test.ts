@@ -40,18 +40,49 @@ const habits: AckModuleFactory = () => {
   });
   router.get('/write-head-list', (_req, res) => {
     // The flat [name, value, ...] form Node also takes.
-    res.writeHead(202, ['Connection', 'keep-alive', 'Content-Type', 'text/plain', 'X-Kept', 'yes', 'X-Twice', 'a', 'X-Twice', 'b']);
+    res.writeHead(202, [
+      'Connection',
+      'keep-alive',
+      'Content-Type',
+      'text/plain',
+      'X-Kept',
+      'yes',
+      'X-Twice',
+      'a',
+      'X-Twice',
+      'b',
+    ]);
     res.end('written');
   });
   router.get('/request', (req, res) => {
-    res.json({ hostname: req.hostname, protocol: req.protocol, secure: req.secure, httpVersion: req.httpVersion, ip: req.ip, path: req.path, query: req.query });
+    res.json({
+      hostname: req.hostname,
+      protocol: req.protocol,
+      secure: req.secure,
+      httpVersion: req.httpVersion,
+      ip: req.ip,
+      path: req.path,
+      query: req.query,
+    });
   });
-  router.post('/echo', express.text({ type: '*/*', limit: '1mb' }), (req, res) => res.json({ length: String(req.body ?? '').length }));
+  router.post('/echo', express.text({ type: '*/*', limit: '1mb' }), (req, res) =>
+    res.json({ length: String(req.body ?? '').length }),
+  );
   return { routes: [{ mount: '/habits/api', handler: router }] };
 };
 
 async function start(extra: Record<string, unknown> = {}) {
-  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe', 'habits'], ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'dev.key', ...extra } }), moduleFiles(['probe', 'habits']));
+  const home = hosts.home(
+    testAppSettings({
+      AppSettings: {
+        LoadModules: ['probe', 'habits'],
+        ServerDevCertFilePath: 'dev.crt',
+        ServerDevCertKeyFilePath: 'dev.key',
+        ...extra,
+      },
+    }),
+    moduleFiles(['probe', 'habits']),
+  );
   makeTestCertificate(home.appDir);
   const { host } = await hosts.start(home, { probe: probeModule(), habits }, {}, { tlsPort: 0 });
   const client = nodeHttp2Client(host.tlsUrl);
@@ -62,7 +93,11 @@ async function start(extra: Record<string, unknown> = {}) {
 describe('HTTP/2 adapter', () => {
   it('drops connection-specific headers set with setHeader or writeHead, keeps the rest', async () => {
     const { host, send } = await start();
-    const statuses: Record<string, number> = { '/habits/api/connection-headers': 200, '/habits/api/write-head': 201, '/habits/api/write-head-list': 202 };
+    const statuses: Record<string, number> = {
+      '/habits/api/connection-headers': 200,
+      '/habits/api/write-head': 201,
+      '/habits/api/write-head-list': 202,
+    };
     for (const [path, status] of Object.entries(statuses)) {
       for (const r of [await send({ path }), await curlClient(host.tlsUrl)({ path })]) {
         expect(r.version).toBe('2');
@@ -93,16 +128,34 @@ describe('HTTP/2 adapter', () => {
     const { host, send } = await start();
     const port = new URL(host.tlsUrl).port;
     const r = await send({ path: '/habits/api/request?x=1' });
-    expect(JSON.parse(r.text)).toEqual({ hostname: '127.0.0.1', protocol: 'https', secure: true, httpVersion: '2.0', ip: '127.0.0.1', path: '/request', query: { x: '1' } });
+    expect(JSON.parse(r.text)).toEqual({
+      hostname: '127.0.0.1',
+      protocol: 'https',
+      secure: true,
+      httpVersion: '2.0',
+      ip: '127.0.0.1',
+      path: '/request',
+      query: { x: '1' },
+    });
     expect(port).not.toBe('');
   });
 
   it('reads a body streamed without Content-Length (HTTP/2 framing) in Express body parsers', async () => {
     const { send } = await start();
     const body = 'x'.repeat(100_000);
-    const json = await send({ method: 'POST', path: '/probe/api/json', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ body }) });
+    const json = await send({
+      method: 'POST',
+      path: '/probe/api/json',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ body }),
+    });
     expect(JSON.parse(json.text)).toEqual({ received: { body } });
-    const text = await send({ method: 'POST', path: '/habits/api/echo', headers: { 'content-type': 'text/plain' }, body });
+    const text = await send({
+      method: 'POST',
+      path: '/habits/api/echo',
+      headers: { 'content-type': 'text/plain' },
+      body,
+    });
     expect(JSON.parse(text.text)).toEqual({ length: 100_000 });
   });
 

@@ -39,7 +39,9 @@ export function isConnectionSpecific(name: string): boolean {
 }
 
 /** The HTTP/2 response with the HTTP/1 behaviour middleware relies on. */
-export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.Http2ServerRequest> extends http2.Http2ServerResponse<Request> {
+export class AckHttp2Response<
+  Request extends http2.Http2ServerRequest = http2.Http2ServerRequest,
+> extends http2.Http2ServerResponse<Request> {
   override setHeader(name: string, value: number | string | readonly string[]): void {
     // Dropped, not thrown: the host and libraries set `Connection: close` (e.g. on a 413) for HTTP/1.
     if (!isConnectionSpecific(name)) super.setHeader(name, value);
@@ -47,7 +49,11 @@ export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.H
 
   // Headers as an object or as a flat `[name, value, ...]` list: newer @types/node declare both, so
   // the override takes both and a consumer's type check passes with any of them.
-  override writeHead(statusCode: number, reasonOrHeaders?: string | OutgoingHttpHeaders | readonly string[], headers?: OutgoingHttpHeaders | readonly string[]): this {
+  override writeHead(
+    statusCode: number,
+    reasonOrHeaders?: string | OutgoingHttpHeaders | readonly string[],
+    headers?: OutgoingHttpHeaders | readonly string[],
+  ): this {
     const given = typeof reasonOrHeaders === 'string' ? headers : (reasonOrHeaders ?? headers);
     const kept: OutgoingHttpHeaders = {};
     for (const [name, value] of headerEntries(given)) if (!isConnectionSpecific(name)) kept[name] = value;
@@ -66,7 +72,9 @@ export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.H
   }
 }
 
-function headerEntries(headers: OutgoingHttpHeaders | readonly string[] | undefined): Array<[string, OutgoingHttpHeaders[string]]> {
+function headerEntries(
+  headers: OutgoingHttpHeaders | readonly string[] | undefined,
+): Array<[string, OutgoingHttpHeaders[string]]> {
   if (headers === undefined) return [];
   if (!isHeaderList(headers)) return Object.entries(headers);
   // A name may repeat in a list (two Set-Cookie lines): its values become one list.
@@ -91,8 +99,14 @@ export const HTTP2_SERVER_CLASSES = { Http2ServerResponse: AckHttp2Response };
  */
 export function createHttp2Express(): Express {
   const app = express();
-  const request: object = Object.create(http2.Http2ServerRequest.prototype, Object.getOwnPropertyDescriptors(express.request));
-  const response: object = Object.create(AckHttp2Response.prototype, Object.getOwnPropertyDescriptors(express.response));
+  const request: object = Object.create(
+    http2.Http2ServerRequest.prototype,
+    Object.getOwnPropertyDescriptors(express.request),
+  );
+  const response: object = Object.create(
+    AckHttp2Response.prototype,
+    Object.getOwnPropertyDescriptors(express.response),
+  );
   const own = { app: { configurable: true, enumerable: true, writable: true, value: app } };
   app.request = Object.create(request, own);
   app.response = Object.create(response, own);
@@ -106,7 +120,11 @@ export function createHttp2Express(): Express {
  * `Transfer-Encoding: chunked` in its header view, because body parsers (type-is) only look for a
  * body when one of the two is present, as HTTP/1 framing guarantees.
  */
-export function adaptHttp2(app: Express, req: http2.Http2ServerRequest, res: AckHttp2Response): { req: AckRequest; res: ServerResponse } {
+export function adaptHttp2(
+  app: Express,
+  req: http2.Http2ServerRequest,
+  res: AckHttp2Response,
+): { req: AckRequest; res: ServerResponse } {
   const headers: IncomingHttpHeaders = req.headers;
   if (headers.host === undefined && typeof headers[':authority'] === 'string') headers.host = headers[':authority'];
   if (headers['content-length'] === undefined && !req.stream.endAfterHeaders) headers['transfer-encoding'] = 'chunked';

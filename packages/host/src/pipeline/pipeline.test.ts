@@ -1,12 +1,26 @@
 import http from 'node:http';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { moduleFiles, probeModule, testAppSettings, useTestHosts, type TestHome, type TestHost } from '../test-support/index.js';
+import {
+  moduleFiles,
+  probeModule,
+  testAppSettings,
+  useTestHosts,
+  type TestHome,
+  type TestHost,
+} from '../test-support/index.js';
 
 const hosts = useTestHosts();
 
-async function start(appSettings: Record<string, unknown> = {}, rest: Record<string, unknown> = {}, files: Record<string, string | object> = {}): Promise<TestHost> {
-  const home: TestHome = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...appSettings }, ...rest }), { ...moduleFiles(['probe']), ...files });
+async function start(
+  appSettings: Record<string, unknown> = {},
+  rest: Record<string, unknown> = {},
+  files: Record<string, string | object> = {},
+): Promise<TestHost> {
+  const home: TestHome = hosts.home(
+    testAppSettings({ AppSettings: { LoadModules: ['probe'], ...appSettings }, ...rest }),
+    { ...moduleFiles(['probe']), ...files },
+  );
   return hosts.start(home, { probe: probeModule() });
 }
 
@@ -97,7 +111,11 @@ describe('edge phase', () => {
   });
 
   it('adds a Content-Security-Policy only when IsEnabledCSP, from content-security-policy.txt when present', async () => {
-    const { url } = await start({ IsEnabledCSP: true }, {}, { 'app/content-security-policy.txt': "default-src 'self';\n img-src 'self' data:;" });
+    const { url } = await start(
+      { IsEnabledCSP: true },
+      {},
+      { 'app/content-security-policy.txt': "default-src 'self';\n img-src 'self' data:;" },
+    );
     const res = await fetch(`${url}/probe-public`);
     expect(res.headers.get('content-security-policy')).toBe("default-src 'self'; img-src 'self' data:;");
   });
@@ -131,7 +149,10 @@ describe('edge phase', () => {
   });
 
   it('denies CORS to unlisted origins when EnablePublicCorsPolicy is false', async () => {
-    const { url } = await start({ WithOrigins: ['http://screens.example'], Security: { EnablePublicCorsPolicy: false } });
+    const { url } = await start({
+      WithOrigins: ['http://screens.example'],
+      Security: { EnablePublicCorsPolicy: false },
+    });
     const simple = await fetch(`${url}/probe-public`, { headers: { Origin: 'http://elsewhere.example' } });
     expect(simple.headers.get('access-control-allow-origin')).toBeNull();
     const preflight = await fetch(`${url}/probe/api/json`, {
@@ -144,9 +165,17 @@ describe('edge phase', () => {
 
   it('answers 413 for a body over Kestrel:Limits:MaxRequestBodySize', async () => {
     const { url } = await start({}, { Kestrel: { Limits: { MaxRequestBodySize: 1024 } } });
-    const ok = await fetch(`${url}/probe/api/json`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(500) }) });
+    const ok = await fetch(`${url}/probe/api/json`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ a: 'x'.repeat(500) }),
+    });
     expect(ok.status).toBe(200);
-    const big = await fetch(`${url}/probe/api/json`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(2000) }) });
+    const big = await fetch(`${url}/probe/api/json`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ a: 'x'.repeat(2000) }),
+    });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ status: 413, code: 'request.body_too_large' });
   });
@@ -186,7 +215,11 @@ describe('edge phase', () => {
     const { url } = await start({ UseResponseComression: true });
     const body = JSON.stringify({ text: 'y'.repeat(5000) });
     const res = await new Promise<http.IncomingMessage>((resolve) => {
-      const req = http.request(`${url}/probe/api/json`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Accept-Encoding': 'gzip' } }, resolve);
+      const req = http.request(
+        `${url}/probe/api/json`,
+        { method: 'POST', headers: { 'Content-Type': 'application/json', 'Accept-Encoding': 'gzip' } },
+        resolve,
+      );
       req.end(body);
     });
     res.resume();
@@ -197,7 +230,11 @@ describe('edge phase', () => {
 describe('bad input never crashes the host', () => {
   it('answers a malformed JSON body with 400 problem+json', async () => {
     const { url } = await start();
-    const res = await fetch(`${url}/probe/api/json`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"a": ' });
+    const res = await fetch(`${url}/probe/api/json`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"a": ',
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/problem\+json/);
     expect(await res.json()).toMatchObject({ status: 400, code: 'request.entity_parse_failed' });
@@ -206,7 +243,10 @@ describe('bad input never crashes the host', () => {
 
   it('answers oversized headers with 431 and keeps serving', async () => {
     const { url } = await start();
-    const reply = await rawRequest(url, `GET /probe-public HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const reply = await rawRequest(
+      url,
+      `GET /probe-public HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
     expect(reply).toMatch(/^HTTP\/1\.1 431/);
     expect((await fetch(`${url}/probe-public`)).status).toBe(200);
   });
@@ -234,7 +274,9 @@ describe('connection limits', () => {
     const { port } = new URL(url);
     const started = Date.now();
     const reply = await new Promise<string>((resolve) => {
-      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET /probe-public HTTP/1.1\r\nHost: x\r\n'));
+      const socket = net.connect(Number(port), '127.0.0.1', () =>
+        socket.write('GET /probe-public HTTP/1.1\r\nHost: x\r\n'),
+      );
       let out = '';
       socket.on('data', (d) => (out += d.toString()));
       socket.on('close', () => resolve(out));

@@ -37,7 +37,8 @@ export function parseKeyValues(text: string, setting: string): Map<string, strin
       value = '';
       i++;
       for (;;) {
-        if (i >= text.length) throw new ConnectionStringError(`${setting}: the value of ${key} has no closing ${quote}`);
+        if (i >= text.length)
+          throw new ConnectionStringError(`${setting}: the value of ${key} has no closing ${quote}`);
         if (text[i] === quote) {
           if (text[i + 1] === quote) {
             value += quote;
@@ -50,7 +51,8 @@ export function parseKeyValues(text: string, setting: string): Map<string, strin
         value += text[i++];
       }
       while (i < text.length && text[i] !== ';') {
-        if (!/\s/.test(text[i]!)) throw new ConnectionStringError(`${setting}: unexpected text after the quoted value of ${key}`);
+        if (!/\s/.test(text[i]!))
+          throw new ConnectionStringError(`${setting}: unexpected text after the quoted value of ${key}`);
         i++;
       }
     } else {
@@ -82,7 +84,8 @@ function checkKnown(kv: Keywords, known: readonly string[], setting: string): vo
 function port(value: string | undefined, fallback: number, setting: string): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new ConnectionStringError(`${setting}: Port "${value}" is not a port number (1-65535)`);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new ConnectionStringError(`${setting}: Port "${value}" is not a port number (1-65535)`);
   return n;
 }
 
@@ -97,7 +100,8 @@ function bool(value: string | undefined, keyword: string, setting: string): bool
 function seconds(value: string | undefined, keyword: string, setting: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new ConnectionStringError(`${setting}: ${keyword} "${value}" is not a number of seconds`);
+  if (!Number.isFinite(n) || n < 0)
+    throw new ConnectionStringError(`${setting}: ${keyword} "${value}" is not a number of seconds`);
   return n;
 }
 
@@ -122,7 +126,13 @@ export interface SqlConnection {
 }
 
 /** The keywords MySQL, PostgreSQL and SQL Server connection strings have in common. */
-function sqlConnection(kv: Keywords, setting: string, defaultPort: number, hostWord: string, timeoutWord: string): SqlConnection {
+function sqlConnection(
+  kv: Keywords,
+  setting: string,
+  defaultPort: number,
+  hostWord: string,
+  timeoutWord: string,
+): SqlConnection {
   return {
     host: required(pick(kv, HOST), hostWord, setting),
     port: port(pick(kv, ['port']), defaultPort, setting),
@@ -137,15 +147,25 @@ function sqlConnection(kv: Keywords, setting: string, defaultPort: number, hostW
 export type SslMode = 'none' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
 
 const SSL_MODES: Record<string, SslMode> = {
-  none: 'none', disable: 'none', preferred: 'prefer', prefer: 'prefer', allow: 'prefer',
-  required: 'require', require: 'require', verifyca: 'verify-ca', verifyfull: 'verify-full',
+  none: 'none',
+  disable: 'none',
+  preferred: 'prefer',
+  prefer: 'prefer',
+  allow: 'prefer',
+  required: 'require',
+  require: 'require',
+  verifyca: 'verify-ca',
+  verifyfull: 'verify-full',
 };
 
 function sslMode(kv: Keywords, setting: string): SslMode {
   const text = pick(kv, ['sslmode', 'ssl mode']);
   if (text === undefined) return 'none';
   const mode = SSL_MODES[text.toLowerCase().replace(/[^a-z]/g, '')];
-  if (!mode) throw new ConnectionStringError(`${setting}: SSL Mode "${text}" is not one of None, Preferred, Required, VerifyCA, VerifyFull`);
+  if (!mode)
+    throw new ConnectionStringError(
+      `${setting}: SSL Mode "${text}" is not one of None, Preferred, Required, VerifyCA, VerifyFull`,
+    );
   return mode;
 }
 
@@ -156,7 +176,26 @@ export interface MySqlConnection extends SqlConnection {
 
 export function parseMySqlConnectionString(text: string, setting = 'MySqlConnectionString'): MySqlConnection {
   const kv = parseKeyValues(text, setting);
-  checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'sslmode', 'ssl mode', 'charset', 'character set', 'pooling', 'allow user variables', 'allowuservariables', 'default command timeout'], setting);
+  checkKnown(
+    kv,
+    [
+      ...HOST,
+      'port',
+      ...DATABASE,
+      ...USER,
+      ...PASSWORD,
+      ...TIMEOUT,
+      'sslmode',
+      'ssl mode',
+      'charset',
+      'character set',
+      'pooling',
+      'allow user variables',
+      'allowuservariables',
+      'default command timeout',
+    ],
+    setting,
+  );
   return { ...sqlConnection(kv, setting, 3306, 'Server', 'Connect Timeout'), ssl: sslMode(kv, setting) };
 }
 
@@ -165,9 +204,28 @@ export interface PostgreSqlConnection extends SqlConnection {
   ssl: SslMode;
 }
 
-export function parsePostgreSqlConnectionString(text: string, setting = 'PostgreSqlConnectionString'): PostgreSqlConnection {
+export function parsePostgreSqlConnectionString(
+  text: string,
+  setting = 'PostgreSqlConnectionString',
+): PostgreSqlConnection {
   const kv = parseKeyValues(text, setting);
-  checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'sslmode', 'ssl mode', 'pooling', 'application name', 'search path'], setting);
+  checkKnown(
+    kv,
+    [
+      ...HOST,
+      'port',
+      ...DATABASE,
+      ...USER,
+      ...PASSWORD,
+      ...TIMEOUT,
+      'sslmode',
+      'ssl mode',
+      'pooling',
+      'application name',
+      'search path',
+    ],
+    setting,
+  );
   return { ...sqlConnection(kv, setting, 5432, 'Host', 'Timeout'), ssl: sslMode(kv, setting) };
 }
 
@@ -183,14 +241,44 @@ export interface SqlServerConnection extends SqlConnection {
   applicationName: string | undefined;
 }
 
-export function parseSqlServerConnectionString(text: string, setting = 'SqlServerConnectionString'): SqlServerConnection {
+export function parseSqlServerConnectionString(
+  text: string,
+  setting = 'SqlServerConnectionString',
+): SqlServerConnection {
   const kv = parseKeyValues(text, setting);
-  checkKnown(kv, [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'integrated security', 'trusted_connection', 'trustservercertificate', 'trust server certificate', 'encrypt', 'application name', 'app', 'multipleactiveresultsets', 'multiple active result sets', 'persist security info', 'pooling', 'min pool size', 'max pool size'], setting);
+  checkKnown(
+    kv,
+    [
+      ...HOST,
+      'port',
+      ...DATABASE,
+      ...USER,
+      ...PASSWORD,
+      ...TIMEOUT,
+      'integrated security',
+      'trusted_connection',
+      'trustservercertificate',
+      'trust server certificate',
+      'encrypt',
+      'application name',
+      'app',
+      'multipleactiveresultsets',
+      'multiple active result sets',
+      'persist security info',
+      'pooling',
+      'min pool size',
+      'max pool size',
+    ],
+    setting,
+  );
   const integrated = (pick(kv, ['integrated security', 'trusted_connection']) ?? 'false').toLowerCase();
   if (integrated === 'true' || integrated === 'sspi' || integrated === 'yes') {
-    throw new ConnectionStringError(`${setting}: Integrated Security (Windows authentication) is not available on Node; use User ID and Password`);
+    throw new ConnectionStringError(
+      `${setting}: Integrated Security (Windows authentication) is not available on Node; use User ID and Password`,
+    );
   }
-  if (integrated !== 'false' && integrated !== 'no') throw new ConnectionStringError(`${setting}: Integrated Security "${integrated}" is not true, false or SSPI`);
+  if (integrated !== 'false' && integrated !== 'no')
+    throw new ConnectionStringError(`${setting}: Integrated Security "${integrated}" is not true, false or SSPI`);
   const common = sqlConnection(kv, setting, 1433, 'Data Source', 'Connect Timeout');
   let source = common.host.replace(/^tcp:/i, '');
   let portText = pick(kv, ['port']);
@@ -207,14 +295,23 @@ export function parseSqlServerConnectionString(text: string, setting = 'SqlServe
   }
   if (source === '.' || source.toLowerCase() === '(local)') source = 'localhost';
   const encryptText = (pick(kv, ['encrypt']) ?? 'true').toLowerCase();
-  const encrypt = encryptText === 'strict' ? 'strict' : encryptText === 'mandatory' ? true : encryptText === 'optional' ? false : bool(encryptText, 'Encrypt', setting)!;
+  const encrypt =
+    encryptText === 'strict'
+      ? 'strict'
+      : encryptText === 'mandatory'
+        ? true
+        : encryptText === 'optional'
+          ? false
+          : bool(encryptText, 'Encrypt', setting)!;
   return {
     ...common,
     host: source,
     port: port(portText, 1433, setting),
     instanceName,
     encrypt,
-    trustServerCertificate: bool(pick(kv, ['trustservercertificate', 'trust server certificate']), 'TrustServerCertificate', setting) ?? false,
+    trustServerCertificate:
+      bool(pick(kv, ['trustservercertificate', 'trust server certificate']), 'TrustServerCertificate', setting) ??
+      false,
     applicationName: pick(kv, ['application name', 'app']),
   };
 }
@@ -243,15 +340,31 @@ export function parseRedisConnectionString(text: string, setting = 'RedisConnect
     if (eq < 0) endpoints.push(part);
     else options.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim());
   }
-  const known = ['password', 'user', 'ssl', 'defaultdatabase', 'connecttimeout', 'abortconnect', 'allowadmin', 'name', 'synctimeout', 'asynctimeout', 'connectretry', 'keepalive', 'sslhost'];
-  for (const key of options.keys()) if (!known.includes(key)) throw new ConnectionStringError(`${setting}: unknown option "${key}"`);
+  const known = [
+    'password',
+    'user',
+    'ssl',
+    'defaultdatabase',
+    'connecttimeout',
+    'abortconnect',
+    'allowadmin',
+    'name',
+    'synctimeout',
+    'asynctimeout',
+    'connectretry',
+    'keepalive',
+    'sslhost',
+  ];
+  for (const key of options.keys())
+    if (!known.includes(key)) throw new ConnectionStringError(`${setting}: unknown option "${key}"`);
   const first = endpoints[0];
   if (first === undefined) throw new ConnectionStringError(`${setting}: no host:port endpoint`);
   const m = /^(\[[^\]]+\]|[^:]+)(?::(.*))?$/.exec(first);
   if (!m) throw new ConnectionStringError(`${setting}: "${first}" is not host:port`);
   const db = options.get('defaultdatabase');
   const database = db === undefined ? 0 : Number(db);
-  if (!Number.isInteger(database) || database < 0) throw new ConnectionStringError(`${setting}: defaultDatabase "${db}" is not a database number`);
+  if (!Number.isInteger(database) || database < 0)
+    throw new ConnectionStringError(`${setting}: defaultDatabase "${db}" is not a database number`);
   const timeout = options.get('connecttimeout');
   const connectTimeoutMs = timeout === undefined ? undefined : Number(timeout);
   if (connectTimeoutMs !== undefined && !(Number.isFinite(connectTimeoutMs) && connectTimeoutMs >= 0)) {

@@ -6,7 +6,10 @@ import { moduleFiles, probeModule, testAppSettings, useTestHosts, type TestHost 
 const hosts = useTestHosts();
 
 async function start(sessionState: Record<string, unknown>): Promise<TestHost> {
-  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], SessionState: sessionState } }), moduleFiles(['probe']));
+  const home = hosts.home(
+    testAppSettings({ AppSettings: { LoadModules: ['probe'], SessionState: sessionState } }),
+    moduleFiles(['probe']),
+  );
   return hosts.start(home, { probe: probeModule() });
 }
 
@@ -46,11 +49,22 @@ describe('SessionState', () => {
     const home = hosts.home(testAppSettings({ AppSettings: { SessionState: { CacheType: 'MySql' } } }));
     const attempt = createHost({ appDir: home.appDir, modules: {}, env: {}, logging: { quiet: true } });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
-    await expect(attempt).rejects.toThrow(/AppSettings:SessionState:MySqlConnectionString is empty; CacheType "MySql" needs it/);
+    await expect(attempt).rejects.toThrow(
+      /AppSettings:SessionState:MySqlConnectionString is empty; CacheType "MySql" needs it/,
+    );
   });
 
   it('stops start-up with a settings error for a connection string it cannot read, without its password', async () => {
-    const home = hosts.home(testAppSettings({ AppSettings: { SessionState: { CacheType: 'SqlServer', SqlServerConnectionString: 'Data Source=db;Password=pw-123;Encrypt=perhaps' } } }));
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: {
+          SessionState: {
+            CacheType: 'SqlServer',
+            SqlServerConnectionString: 'Data Source=db;Password=pw-123;Encrypt=perhaps',
+          },
+        },
+      }),
+    );
     const attempt = createHost({ appDir: home.appDir, modules: {}, env: {}, logging: { quiet: true } });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
     await expect(attempt).rejects.toThrow(/SqlServerConnectionString: Encrypt "perhaps" is not true or false/);

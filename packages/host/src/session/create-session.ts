@@ -12,7 +12,12 @@ import {
   parseSqlServerConnectionString,
 } from './connection-string.js';
 import { describeError, type SharedSessionStore } from './store-base.js';
-import { SqlSessionStore, mySqlKnexConnection, postgreSqlKnexConnection, sqlServerKnexConnection } from './sql-store.js';
+import {
+  SqlSessionStore,
+  mySqlKnexConnection,
+  postgreSqlKnexConnection,
+  sqlServerKnexConnection,
+} from './sql-store.js';
 import { RedisSessionStore } from './redis-store.js';
 
 export interface SessionState {
@@ -59,7 +64,10 @@ export async function createSessionState(
     const timer = setInterval(() => {
       sharedStore.cleanup(Date.now()).then(
         (n) => n > 0 && logger.debug(`session store ${sharedStore.kind}: ${n} expired sessions deleted`),
-        (err: unknown) => logger.warn(`session store ${sharedStore.kind} at ${sharedStore.where}: clean-up failed: ${describeError(err)}`),
+        (err: unknown) =>
+          logger.warn(
+            `session store ${sharedStore.kind} at ${sharedStore.where}: clean-up failed: ${describeError(err)}`,
+          ),
       );
     }, state.CleanupIntervalSeconds * 1000);
     timer.unref();
@@ -81,7 +89,12 @@ export async function createSessionState(
   return { middleware, store, shared, close };
 }
 
-function createSharedStore(state: SessionStateSettings, idleMs: number, settingsFile: string, logger: Logger): SharedSessionStore {
+function createSharedStore(
+  state: SessionStateSettings,
+  idleMs: number,
+  settingsFile: string,
+  logger: Logger,
+): SharedSessionStore {
   const key = (name: string) => `AppSettings:SessionState:${name}`;
   const need = (name: keyof SessionStateSettings & string) => {
     const value = state[name];
@@ -94,22 +107,54 @@ function createSharedStore(state: SessionStateSettings, idleMs: number, settings
     switch (state.CacheType) {
       case 'MySql': {
         const c = parseMySqlConnectionString(need('MySqlConnectionString'), key('MySqlConnectionString'));
-        return new SqlSessionStore('MySql', `${c.host}:${c.port}`, 'mysql2', mySqlKnexConnection(c), need('MySqlSchemaName'), need('MySqlTableName'), idleMs, logger);
+        return new SqlSessionStore(
+          'MySql',
+          `${c.host}:${c.port}`,
+          'mysql2',
+          mySqlKnexConnection(c),
+          need('MySqlSchemaName'),
+          need('MySqlTableName'),
+          idleMs,
+          logger,
+        );
       }
       case 'PostgreSql': {
-        const c = parsePostgreSqlConnectionString(need('PostgreSqlConnectionString'), key('PostgreSqlConnectionString'));
-        return new SqlSessionStore('PostgreSql', `${c.host}:${c.port}`, 'pg', postgreSqlKnexConnection(c), need('PostgreSqlSchemaName'), need('PostgreSqlTableName'), idleMs, logger);
+        const c = parsePostgreSqlConnectionString(
+          need('PostgreSqlConnectionString'),
+          key('PostgreSqlConnectionString'),
+        );
+        return new SqlSessionStore(
+          'PostgreSql',
+          `${c.host}:${c.port}`,
+          'pg',
+          postgreSqlKnexConnection(c),
+          need('PostgreSqlSchemaName'),
+          need('PostgreSqlTableName'),
+          idleMs,
+          logger,
+        );
       }
       case 'SqlServer': {
         const c = parseSqlServerConnectionString(need('SqlServerConnectionString'), key('SqlServerConnectionString'));
-        return new SqlSessionStore('SqlServer', `${c.host}:${c.port}`, 'mssql', sqlServerKnexConnection(c), need('SqlServerSchemaName'), need('SqlServerTableName'), idleMs, logger);
+        return new SqlSessionStore(
+          'SqlServer',
+          `${c.host}:${c.port}`,
+          'mssql',
+          sqlServerKnexConnection(c),
+          need('SqlServerSchemaName'),
+          need('SqlServerTableName'),
+          idleMs,
+          logger,
+        );
       }
       case 'Redis': {
         const c = parseRedisConnectionString(need('RedisConnectionString'), key('RedisConnectionString'));
         return new RedisSessionStore(c, state.RedisKeyPrefix, idleMs, logger);
       }
       default:
-        throw new SettingsError(`${settingsFile}: ${key('CacheType')}: "${String(state.CacheType)}" is not a shared store`);
+        throw new SettingsError(
+          `${settingsFile}: ${key('CacheType')}: "${String(state.CacheType)}" is not a shared store`,
+        );
     }
   } catch (err) {
     if (err instanceof ConnectionStringError) throw new SettingsError(`${settingsFile}: ${err.message}`);

@@ -13,7 +13,12 @@ export class RedisSessionStore extends SharedSessionStore {
   private connecting: Promise<unknown> | undefined;
   private lastError: unknown;
 
-  constructor(c: RedisConnection, readonly prefix: string, idleMs: number, logger: Logger) {
+  constructor(
+    c: RedisConnection,
+    readonly prefix: string,
+    idleMs: number,
+    logger: Logger,
+  ) {
     super('Redis', `${c.host}:${c.port}`, idleMs, logger);
     this.client = createClient({
       socket: {

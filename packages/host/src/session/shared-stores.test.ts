@@ -5,7 +5,15 @@ import { once } from 'node:events';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AckModuleFactory, HostSessions } from '../modules/contract.js';
-import { makeTestCertificate, moduleFiles, nodeHttp2Client, probeModule, testAppSettings, useTestHosts, type TestHost } from '../test-support/index.js';
+import {
+  makeTestCertificate,
+  moduleFiles,
+  nodeHttp2Client,
+  probeModule,
+  testAppSettings,
+  useTestHosts,
+  type TestHost,
+} from '../test-support/index.js';
 
 // Against the real databases of the development machine and CI (docs/sessions.md): MariaDB on
 // 3306 (root, no password), PostgreSQL on 5432 (postgres, trust), Redis on 6379. Every run uses its
@@ -13,17 +21,25 @@ import { makeTestCertificate, moduleFiles, nodeHttp2Client, probeModule, testApp
 const run = crypto.randomBytes(4).toString('hex');
 const hosts = useTestHosts();
 
-async function count(url: string, cookie?: string): Promise<{ count: number; cookie: string | undefined; status: number }> {
+async function count(
+  url: string,
+  cookie?: string,
+): Promise<{ count: number; cookie: string | undefined; status: number }> {
   const res = await fetch(`${url}/probe/api/count`, { headers: cookie ? { Cookie: cookie } : {} });
   const body = (await res.json()) as { count: number };
   return { count: body.count, cookie: res.headers.get('set-cookie')?.split(';')[0] ?? cookie, status: res.status };
 }
 
-const sidOf = (cookie: string) => decodeURIComponent(cookie.split('=')[1]!).replace(/^s:/, '').replace(/\.[^.]+$/, '');
+const sidOf = (cookie: string) =>
+  decodeURIComponent(cookie.split('=')[1]!)
+    .replace(/^s:/, '')
+    .replace(/\.[^.]+$/, '');
 
 async function start(sessionState: Record<string, unknown>): Promise<TestHost> {
   const home = hosts.home(
-    testAppSettings({ AppSettings: { LoadModules: ['probe'], SessionState: { IdleTimeoutMinutes: 20, ...sessionState } } }),
+    testAppSettings({
+      AppSettings: { LoadModules: ['probe'], SessionState: { IdleTimeoutMinutes: 20, ...sessionState } },
+    }),
     moduleFiles(['probe']),
   );
   return hosts.start(home, { probe: probeModule() });
@@ -39,8 +55,14 @@ interface SqlEngine {
   dropSchema(schema: string): Promise<void>;
 }
 
-const mariadb = knexFactory({ client: 'mysql2', connection: { host: '127.0.0.1', port: 3306, user: 'root', database: 'test' } });
-const postgres = knexFactory({ client: 'pg', connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' } });
+const mariadb = knexFactory({
+  client: 'mysql2',
+  connection: { host: '127.0.0.1', port: 3306, user: 'root', database: 'test' },
+});
+const postgres = knexFactory({
+  client: 'pg',
+  connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' },
+});
 afterAll(async () => {
   await mariadb.destroy();
   await postgres.destroy();
@@ -50,17 +72,35 @@ const engines: SqlEngine[] = [
   {
     name: 'MariaDB',
     cacheType: 'MySql',
-    settings: (schema, table) => ({ MySqlConnectionString: 'Server=127.0.0.1;Port=3306;Database=test;Uid=root;Pwd=;', MySqlSchemaName: schema, MySqlTableName: table }),
+    settings: (schema, table) => ({
+      MySqlConnectionString: 'Server=127.0.0.1;Port=3306;Database=test;Uid=root;Pwd=;',
+      MySqlSchemaName: schema,
+      MySqlTableName: table,
+    }),
     admin: mariadb,
-    tables: async (schema) => ((await mariadb('information_schema.tables').where('table_schema', schema).select('table_name as t')) as { t: string }[]).map((r) => r.t),
+    tables: async (schema) =>
+      (
+        (await mariadb('information_schema.tables').where('table_schema', schema).select('table_name as t')) as {
+          t: string;
+        }[]
+      ).map((r) => r.t),
     dropSchema: async (schema) => void (await mariadb.raw('drop database if exists ??', [schema])),
   },
   {
     name: 'PostgreSQL',
     cacheType: 'PostgreSql',
-    settings: (schema, table) => ({ PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;', PostgreSqlSchemaName: schema, PostgreSqlTableName: table }),
+    settings: (schema, table) => ({
+      PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;',
+      PostgreSqlSchemaName: schema,
+      PostgreSqlTableName: table,
+    }),
     admin: postgres,
-    tables: async (schema) => ((await postgres('information_schema.tables').where('table_schema', schema).select('table_name as t')) as { t: string }[]).map((r) => r.t),
+    tables: async (schema) =>
+      (
+        (await postgres('information_schema.tables').where('table_schema', schema).select('table_name as t')) as {
+          t: string;
+        }[]
+      ).map((r) => r.t),
     dropSchema: async (schema) => void (await postgres.raw('drop schema if exists ?? cascade', [schema])),
   },
 ];
@@ -83,7 +123,9 @@ describe.each(engines)('SessionState CacheType for $name', (engine) => {
       expect((await count(url, first.cookie)).count).toBe(2);
 
       // touch: a request that does not change the session still moves its expiry on
-      await rows().where('sid', sid).update({ expires: Date.now() + 60_000 });
+      await rows()
+        .where('sid', sid)
+        .update({ expires: Date.now() + 60_000 });
       const touch = await fetch(`${url}/probe/api/touch`, { headers: { Cookie: first.cookie! } });
       expect(touch.status).toBe(200);
       await vi.waitFor(async () => {
@@ -92,11 +134,12 @@ describe.each(engines)('SessionState CacheType for $name', (engine) => {
       });
 
       // expired: the row is still in the table but the session is not returned
-      await rows().where('sid', sid).update({ expires: Date.now() - 1000 });
+      await rows()
+        .where('sid', sid)
+        .update({ expires: Date.now() - 1000 });
       const fresh = await count(url, first.cookie);
       expect(fresh.count).toBe(1);
       expect(await rows().where('sid', sid).first()).toBeDefined();
-
     } finally {
       await engine.dropSchema(schema);
     }
@@ -106,16 +149,27 @@ describe.each(engines)('SessionState CacheType for $name', (engine) => {
     const schema = `ack_sessions_${run}_c`;
     const table = `Sessions_${run}_c`;
     try {
-      const t = await start({ CacheType: engine.cacheType, CleanupIntervalSeconds: 1, ...engine.settings(schema, table) });
+      const t = await start({
+        CacheType: engine.cacheType,
+        CleanupIntervalSeconds: 1,
+        ...engine.settings(schema, table),
+      });
       const rows = () => engine.admin.withSchema(schema).table(table);
       const a = await count(t.url);
       const b = await count(t.url);
-      await rows().where('sid', sidOf(a.cookie!)).update({ expires: Date.now() - 1000 });
-      await vi.waitFor(async () => expect(await rows().where('sid', sidOf(a.cookie!)).first()).toBeUndefined(), { timeout: 15_000, interval: 200 });
+      await rows()
+        .where('sid', sidOf(a.cookie!))
+        .update({ expires: Date.now() - 1000 });
+      await vi.waitFor(async () => expect(await rows().where('sid', sidOf(a.cookie!)).first()).toBeUndefined(), {
+        timeout: 15_000,
+        interval: 200,
+      });
       expect(await rows().where('sid', sidOf(b.cookie!)).first()).toBeDefined();
 
       const store = t.host.sessions.sharedStore!;
-      await new Promise<void>((resolve, reject) => store.destroy(sidOf(b.cookie!), (err) => (err ? reject(err as Error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        store.destroy(sidOf(b.cookie!), (err) => (err ? reject(err as Error) : resolve())),
+      );
       expect(await rows().where('sid', sidOf(b.cookie!)).first()).toBeUndefined();
       expect((await count(t.url, b.cookie)).count).toBe(1);
     } finally {
@@ -130,7 +184,11 @@ describe('SessionState CacheType for Redis', () => {
     const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
     await redis.connect();
     try {
-      const t = await start({ CacheType: 'Redis', RedisConnectionString: '127.0.0.1:6379,abortConnect=false', RedisKeyPrefix: prefix });
+      const t = await start({
+        CacheType: 'Redis',
+        RedisConnectionString: '127.0.0.1:6379,abortConnect=false',
+        RedisKeyPrefix: prefix,
+      });
       const first = await count(t.url);
       const key = prefix + sidOf(first.cookie!);
       expect(JSON.parse((await redis.get(key))!)).toMatchObject({ count: 1 });
@@ -147,7 +205,9 @@ describe('SessionState CacheType for Redis', () => {
 
       const freshKey = prefix + sidOf(fresh.cookie!);
       expect(await redis.exists(freshKey)).toBe(1);
-      await new Promise<void>((resolve, reject) => t.host.sessions.sharedStore!.destroy(sidOf(fresh.cookie!), (err) => (err ? reject(err as Error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        t.host.sessions.sharedStore!.destroy(sidOf(fresh.cookie!), (err) => (err ? reject(err as Error) : resolve())),
+      );
       expect(await redis.exists(freshKey)).toBe(0);
     } finally {
       for (const k of await redis.keys(`${prefix}*`)) await redis.del(k);
@@ -170,7 +230,12 @@ describe('one session store for every protocol', () => {
       });
       return {
         routes: [{ mount: '/counter/api', handler: router }],
-        upgrades: [{ path: '/counter/socket', handler: (socket, req) => socket.send(JSON.stringify({ count: req.session?.count ?? null })) }],
+        upgrades: [
+          {
+            path: '/counter/socket',
+            handler: (socket, req) => socket.send(JSON.stringify({ count: req.session?.count ?? null })),
+          },
+        ],
       };
     };
     const home = hosts.home(

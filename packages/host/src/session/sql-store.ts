@@ -41,7 +41,9 @@ export class SqlSessionStore extends SharedSessionStore {
         ? this.db.raw('create database if not exists ??', [this.schema]).toString()
         : this.dialect === 'pg'
           ? this.db.raw('create schema if not exists ??', [this.schema]).toString()
-          : this.db.raw(`if schema_id(?) is null exec('create schema ' + quotename(?))`, [this.schema, this.schema]).toString();
+          : this.db
+              .raw(`if schema_id(?) is null exec('create schema ' + quotename(?))`, [this.schema, this.schema])
+              .toString();
     const createTable = this.db.schema
       .withSchema(this.schema)
       .createTable(this.table, (t) => {
@@ -136,7 +138,10 @@ export function mySqlKnexConnection(c: MySqlConnection): Knex.StaticConnectionCo
 }
 
 export function postgreSqlKnexConnection(c: PostgreSqlConnection): Knex.StaticConnectionConfig {
-  return { ...tcpConnection(c), connectionTimeoutMillis: (c.connectTimeoutSeconds ?? 5) * 1000 } as Knex.PgConnectionConfig;
+  return {
+    ...tcpConnection(c),
+    connectionTimeoutMillis: (c.connectTimeoutSeconds ?? 5) * 1000,
+  } as Knex.PgConnectionConfig;
 }
 
 export function sqlServerKnexConnection(c: SqlServerConnection): Knex.StaticConnectionConfig {

@@ -87,7 +87,10 @@ export abstract class SharedSessionStore extends session.Store {
   }
 
   override set(sid: string, data: session.SessionData, callback?: (err?: unknown) => void): void {
-    this.guard(() => this.write(sid, JSON.stringify(data), Date.now() + this.idleMs)).then(() => callback?.(), (err: unknown) => callback?.(err));
+    this.guard(() => this.write(sid, JSON.stringify(data), Date.now() + this.idleMs)).then(
+      () => callback?.(),
+      (err: unknown) => callback?.(err),
+    );
   }
 
   /**
@@ -99,11 +102,17 @@ export abstract class SharedSessionStore extends session.Store {
   }
 
   override touch(sid: string, _data: session.SessionData, callback?: (err?: unknown) => void): void {
-    this.guard(() => this.extend(sid, Date.now() + this.idleMs)).then(() => callback?.(), (err: unknown) => callback?.(err));
+    this.guard(() => this.extend(sid, Date.now() + this.idleMs)).then(
+      () => callback?.(),
+      (err: unknown) => callback?.(err),
+    );
   }
 
   override destroy(sid: string, callback?: (err?: unknown) => void): void {
-    this.guard(() => this.remove(sid)).then(() => callback?.(), (err: unknown) => callback?.(err));
+    this.guard(() => this.remove(sid)).then(
+      () => callback?.(),
+      (err: unknown) => callback?.(err),
+    );
   }
 }
 
@@ -111,5 +120,7 @@ export abstract class SharedSessionStore extends session.Store {
 export function describeError(err: unknown): string {
   const e = err as { code?: string; message?: string } | undefined;
   const text = e?.message || e?.code || String(err);
-  return redactSecretsInText(e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text).replace(/\s+/g, ' ').slice(0, 300);
+  return redactSecretsInText(e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text)
+    .replace(/\s+/g, ' ')
+    .slice(0, 300);
 }

@@ -26,7 +26,11 @@ async function freePort(): Promise<number> {
 }
 
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   servers.push(child);
   let out = '';
   await new Promise<void>((resolve, reject) => {
@@ -79,8 +83,15 @@ describe('a shared session store that goes away', () => {
     const redis = await startRedis(port);
     const home = hosts.home(
       testAppSettings({
-        AppSettings: { LoadModules: ['probe'], SessionState: { CacheType: 'Redis', RedisConnectionString: `127.0.0.1:${port},password=${PASSWORD}` } },
-        Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: '{Level:u3} {Message:lj}{NewLine}' } }] },
+        AppSettings: {
+          LoadModules: ['probe'],
+          SessionState: { CacheType: 'Redis', RedisConnectionString: `127.0.0.1:${port},password=${PASSWORD}` },
+        },
+        Serilog: {
+          WriteTo: [
+            { Name: 'File', Args: { path: '../log/app.log', outputTemplate: '{Level:u3} {Message:lj}{NewLine}' } },
+          ],
+        },
       }),
       moduleFiles(['probe']),
     );
@@ -123,7 +134,12 @@ describe('a shared session store that goes away', () => {
       testAppSettings({
         AppSettings: {
           LoadModules: ['probe'],
-          SessionState: { CacheType: 'MySql', MySqlConnectionString: `Server=127.0.0.1;Port=${port};Database=test;Uid=root;Pwd=;`, MySqlSchemaName: 'test', MySqlTableName: table },
+          SessionState: {
+            CacheType: 'MySql',
+            MySqlConnectionString: `Server=127.0.0.1;Port=${port};Database=test;Uid=root;Pwd=;`,
+            MySqlSchemaName: 'test',
+            MySqlTableName: table,
+          },
         },
       }),
       moduleFiles(['probe']),
@@ -163,12 +179,18 @@ describe('a shared session store that goes away', () => {
     const home = hosts.home(
       testAppSettings({
         AppSettings: {
-          SessionState: { CacheType: 'MySql', StoreStartupWaitSeconds: 1, MySqlConnectionString: `Server=127.0.0.1;Port=${port};Database=test;Uid=root;Pwd=${PASSWORD};` },
+          SessionState: {
+            CacheType: 'MySql',
+            StoreStartupWaitSeconds: 1,
+            MySqlConnectionString: `Server=127.0.0.1;Port=${port};Database=test;Uid=root;Pwd=${PASSWORD};`,
+          },
         },
       }),
     );
     const attempt = createHost({ appDir: home.appDir, modules: {}, env: {}, logging: { quiet: true } });
-    await expect(attempt).rejects.toThrow(new RegExp(`^session store MySql at 127\\.0\\.0\\.1:${port} is not reachable after 1 s: .*ECONNREFUSED`));
+    await expect(attempt).rejects.toThrow(
+      new RegExp(`^session store MySql at 127\\.0\\.0\\.1:${port} is not reachable after 1 s: .*ECONNREFUSED`),
+    );
     await expect(attempt).rejects.not.toThrow(PASSWORD);
   });
 });

@@ -13,52 +13,82 @@ function load(content: object, env: NodeJS.ProcessEnv) {
 
 describe('environment overrides (.NET convention: Section__Key=value)', () => {
   it('override booleans, numbers, enums and nested keys, winning over the file', () => {
-    const s = load({ AppSettings: { RunningEnvironment: 'D', Security: { ExposeSecretValues: false } } }, {
-      AppSettings__RunningEnvironment: 'P',
-      AppSettings__Security__ExposeSecretValues: 'true',
-      AppSettings__Security__MaxContractSyncFileBytes: '2048',
-      AppSettings__UseForwardProxy: 'True',
-      Kestrel__Limits__KeepAliveTimeout: '00:00:10',
-      Serilog__MinimumLevel__Override__http: 'Warning',
-    });
+    const s = load(
+      { AppSettings: { RunningEnvironment: 'D', Security: { ExposeSecretValues: false } } },
+      {
+        AppSettings__RunningEnvironment: 'P',
+        AppSettings__Security__ExposeSecretValues: 'true',
+        AppSettings__Security__MaxContractSyncFileBytes: '2048',
+        AppSettings__UseForwardProxy: 'True',
+        Kestrel__Limits__KeepAliveTimeout: '00:00:10',
+        Serilog__MinimumLevel__Override__http: 'Warning',
+      },
+    );
     expect(s.AppSettings.RunningEnvironment).toBe('P');
     expect(s.AppSettings.Security.ExposeSecretValues).toBe(true);
     expect(s.AppSettings.Security.MaxContractSyncFileBytes).toBe(2048);
     expect(s.AppSettings.UseForwardProxy).toBe(true);
     expect(s.Kestrel.Limits.KeepAliveTimeout).toBe('00:00:10');
-    expect(s.Serilog.MinimumLevel).toEqual({ Default: 'Information', Override: { Microsoft: 'Error', System: 'Error', http: 'Warning' } });
+    expect(s.Serilog.MinimumLevel).toEqual({
+      Default: 'Information',
+      Override: { Microsoft: 'Error', System: 'Error', http: 'Warning' },
+    });
   });
 
   it('match names ignoring case, and enum values too', () => {
-    const s = load({}, { APPSETTINGS__RUNNINGENVIRONMENT: 's', appsettings__sessionstate__cachetype: 'memory', AppSettings__security__enableSecurityHeaders: 'false' });
+    const s = load(
+      {},
+      {
+        APPSETTINGS__RUNNINGENVIRONMENT: 's',
+        appsettings__sessionstate__cachetype: 'memory',
+        AppSettings__security__enableSecurityHeaders: 'false',
+      },
+    );
     expect(s.AppSettings.RunningEnvironment).toBe('S');
     expect(s.AppSettings.SessionState.CacheType).toBe('Memory');
     expect(s.AppSettings.Security.EnableSecurityHeaders).toBe(false);
   });
 
   it('set list items by index: replacing an item of the file, adding one after it', () => {
-    const s = load({ AppSettings: { LoadModules: ['wwwroot', 'transact', 'dbclient'] } }, {
-      AppSettings__LoadModules__1: 'checkup',
-      AppSettings__LoadModules__7: 'forwarder',
-      AppSettings__WithOnlyIPs__0: '10.0.0.1',
-      AppSettings__WithOnlyIPs__1: '10.0.0.2',
-    });
+    const s = load(
+      { AppSettings: { LoadModules: ['wwwroot', 'transact', 'dbclient'] } },
+      {
+        AppSettings__LoadModules__1: 'checkup',
+        AppSettings__LoadModules__7: 'forwarder',
+        AppSettings__WithOnlyIPs__0: '10.0.0.1',
+        AppSettings__WithOnlyIPs__1: '10.0.0.2',
+      },
+    );
     expect(s.AppSettings.LoadModules).toEqual(['wwwroot', 'checkup', 'dbclient', 'forwarder']);
     expect(s.AppSettings.WithOnlyIPs).toEqual(['10.0.0.1', '10.0.0.2']);
   });
 
   it('reach into lists of objects (Serilog sinks) and coerce their Args', () => {
-    const s = load({ Serilog: { WriteTo: [{ Name: 'Console' }, { Name: 'File', Args: { path: '../log/app.log' } }] } }, {
-      Serilog__WriteTo__1__Args__fileSizeLimitBytes: '4096',
-      Serilog__WriteTo__1__Args__buffered: 'false',
-      Serilog__MinimumLevel: 'Debug',
+    const s = load(
+      { Serilog: { WriteTo: [{ Name: 'Console' }, { Name: 'File', Args: { path: '../log/app.log' } }] } },
+      {
+        Serilog__WriteTo__1__Args__fileSizeLimitBytes: '4096',
+        Serilog__WriteTo__1__Args__buffered: 'false',
+        Serilog__MinimumLevel: 'Debug',
+      },
+    );
+    expect(s.Serilog.WriteTo[1]!.Args).toMatchObject({
+      path: '../log/app.log',
+      fileSizeLimitBytes: 4096,
+      buffered: false,
     });
-    expect(s.Serilog.WriteTo[1]!.Args).toMatchObject({ path: '../log/app.log', fileSizeLimitBytes: 4096, buffered: false });
     expect(s.Serilog.MinimumLevel).toBe('Debug');
   });
 
   it('accept null or empty for a nullable number, and keep unknown keys as text', () => {
-    const s = load({ Kestrel: { Limits: { MaxRequestBodySize: 10 } } }, { Kestrel__Limits__MaxRequestBodySize: 'null', Kestrel__Limits__MaxConcurrentConnections: '', AppSettings__WebHostRootPath: '/srv' });
+    const s = load(
+      { Kestrel: { Limits: { MaxRequestBodySize: 10 } } },
+      {
+        Kestrel__Limits__MaxRequestBodySize: 'null',
+        Kestrel__Limits__MaxConcurrentConnections: '',
+        AppSettings__WebHostRootPath: '/srv',
+      },
+    );
     expect(s.Kestrel.Limits.MaxRequestBodySize).toBeNull();
     expect(s.Kestrel.Limits.MaxConcurrentConnections).toBeNull();
     expect((s.AppSettings as Record<string, unknown>).WebHostRootPath).toBe('/srv');

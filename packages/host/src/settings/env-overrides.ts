@@ -1,5 +1,14 @@
 import type { z } from 'zod';
-import { canonicalKey, canonicalize, childSchema, describeExpected, kindOf, NUMBER_TEXT, unionOptions, unwrap } from './schema-walk.js';
+import {
+  canonicalKey,
+  canonicalize,
+  childSchema,
+  describeExpected,
+  kindOf,
+  NUMBER_TEXT,
+  unionOptions,
+  unwrap,
+} from './schema-walk.js';
 
 // Environment overrides in the .NET convention the original host reads: `__` separates sections
 // (`AppSettings__Security__ExposeSecretValues=true`), array items are numbered
@@ -25,7 +34,11 @@ type Container = Record<string, unknown> | unknown[];
 const isContainer = (v: unknown): v is Container => v !== null && typeof v === 'object';
 
 /** Applies the overrides to `raw` (parsed appsettings.json, canonical keys) in place. */
-export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, schema: z.ZodType): EnvOverrideResult {
+export function applyEnvOverrides(
+  raw: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  schema: z.ZodType,
+): EnvOverrideResult {
   const sources = new Map<string, string>();
   const issues: EnvOverrideIssue[] = [];
   const names = Object.keys(env)
@@ -130,7 +143,9 @@ function convert(text: string, schema: z.ZodType | undefined): Converted {
     case 'object':
     case 'record':
     case 'array':
-      return { problem: `is a section, not a value: set its keys with one more "__" (e.g. ${kind === 'array' ? '__0' : '__Name'})` };
+      return {
+        problem: `is a section, not a value: set its keys with one more "__" (e.g. ${kind === 'array' ? '__0' : '__Name'})`,
+      };
     default:
       return { value: text };
   }

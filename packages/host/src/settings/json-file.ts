@@ -54,7 +54,9 @@ export function parseJsonText(rawText: string, file: string): JsonFile {
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const first = errors[0];
   if (first || !tree) {
-    const what = first ? (PROBLEMS[printParseErrorCode(first.error)] ?? printParseErrorCode(first.error)) : 'no JSON value';
+    const what = first
+      ? (PROBLEMS[printParseErrorCode(first.error)] ?? printParseErrorCode(first.error))
+      : 'no JSON value';
     throw new JsonFileError(`${file}:${position(first?.offset ?? 0)}: not valid JSON: ${what}`);
   }
   const value = toValue(tree, file, position);
@@ -68,7 +70,8 @@ export function parseJsonText(rawText: string, file: string): JsonFile {
         else if (node.type === 'object') {
           const key = String(seg).toLowerCase();
           // The last of duplicate-insensitive keys is the one in effect; duplicates are errors anyway.
-          node = node.children?.filter((p) => String(p.children?.[0]?.value).toLowerCase() === key).pop()?.children?.[1];
+          node = node.children?.filter((p) => String(p.children?.[0]?.value).toLowerCase() === key).pop()
+            ?.children?.[1];
         } else return undefined;
       }
       return node ? position(node.offset) : undefined;
@@ -87,7 +90,9 @@ function toValue(node: Node, file: string, position: (offset: number) => string)
         const key = String(keyNode.value);
         const earlier = seen.get(key.toLowerCase());
         if (earlier !== undefined) {
-          throw new JsonFileError(`${file}:${position(keyNode.offset)}: the key "${key}" appears twice in one object (keys ignore case; first as "${earlier}")`);
+          throw new JsonFileError(
+            `${file}:${position(keyNode.offset)}: the key "${key}" appears twice in one object (keys ignore case; first as "${earlier}")`,
+          );
         }
         seen.set(key.toLowerCase(), key);
         out[key] = toValue(valueNode, file, position);

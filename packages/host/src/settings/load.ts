@@ -40,12 +40,16 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
     throw err;
   }
   if (json.value === null || typeof json.value !== 'object' || Array.isArray(json.value)) {
-    throw new SettingsError(`${file}: expected a JSON object at the top level, got ${describeInput(json.value, false)}`);
+    throw new SettingsError(
+      `${file}: expected a JSON object at the top level, got ${describeInput(json.value, false)}`,
+    );
   }
   const raw = canonicalize(json.value, HostSettingsSchema) as Record<string, unknown>;
   // Every key of AppSettings is this host's; other sections (Kestrel, Serilog) carry keys for other
   // readers, so there only a key close to a known one is pointed out.
-  const unknown = findUnknownKeys(raw, HostSettingsSchema, { reportAll: (parent) => parent.length === 0 ? false : parent[0] === 'AppSettings' });
+  const unknown = findUnknownKeys(raw, HostSettingsSchema, {
+    reportAll: (parent) => (parent.length === 0 ? false : parent[0] === 'AppSettings'),
+  });
   const warnings = describeUnknownKeys(file, json, unknown);
   const overrides = applyEnvOverrides(raw, env, HostSettingsSchema);
   const lines = overrides.issues.map(
@@ -57,7 +61,9 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
       const key = issue.path.join(':') || '(top level)';
       const variable = sourceVariable(overrides.sources, issue.path);
       const where = variable ? '' : (json.locate(issue.path) ?? json.locate(issue.path.slice(0, -1)));
-      lines.push(`${file}${where ? `:${where}` : ''}: ${key}: ${explain(issue)}${variable ? ` (from environment variable ${variable})` : ''}`);
+      lines.push(
+        `${file}${where ? `:${where}` : ''}: ${key}: ${explain(issue)}${variable ? ` (from environment variable ${variable})` : ''}`,
+      );
     }
   }
   if (lines.length > 0) throw new SettingsError(lines.join('\n'));
@@ -84,7 +90,13 @@ function flatten(issues: readonly z.core.$ZodIssue[], prefix: (string | number)[
         continue;
       }
     }
-    out.push({ path: at, code: issue.code, message: issue.message, input: issue.input, hasInput: 'input' in issue && issue.input !== undefined });
+    out.push({
+      path: at,
+      code: issue.code,
+      message: issue.message,
+      input: issue.input,
+      hasInput: 'input' in issue && issue.input !== undefined,
+    });
   }
   return out;
 }

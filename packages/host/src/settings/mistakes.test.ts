@@ -6,14 +6,32 @@ import { loadHostSettings } from './load.js';
 import { closestKey } from './unknown-keys.js';
 
 const hosts = useTestHosts();
-const FILE_SINK = { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: '{Level:u3} {SourceContext}: {Message:lj}{NewLine}' } }] };
+const FILE_SINK = {
+  WriteTo: [
+    {
+      Name: 'File',
+      Args: { path: '../log/app.log', outputTemplate: '{Level:u3} {SourceContext}: {Message:lj}{NewLine}' },
+    },
+  ],
+};
 
 describe('unknown keys in appsettings.json', () => {
   it('are warned about with file, line, column and the closest known key', () => {
     const home = hosts.home();
     home.write(
       'app/appsettings.json',
-      ['{', '  "AppSettings": {', '    "RunEnvironment": "P",', '    "ServerPrt": 9000,', '    "NoSuchThingAtAll": 1,', '    "Security": { "EnableSecurityHeader": false }', '  },', '  "Kestrl": {},', '  "AllowedHosts": "*"', '}'].join('\n'),
+      [
+        '{',
+        '  "AppSettings": {',
+        '    "RunEnvironment": "P",',
+        '    "ServerPrt": 9000,',
+        '    "NoSuchThingAtAll": 1,',
+        '    "Security": { "EnableSecurityHeader": false }',
+        '  },',
+        '  "Kestrl": {},',
+        '  "AllowedHosts": "*"',
+        '}',
+      ].join('\n'),
     );
     const { warnings, settings } = loadHostSettings(home.appDir, {});
     const file = path.join(home.appDir, 'appsettings.json');
@@ -43,21 +61,37 @@ describe('unknown keys in appsettings.json', () => {
     const running = await hosts.start(home, { probe: probeModule() });
     await running.close();
     const log = fs.readFileSync(path.join(home.home, 'log', 'app.log'), 'utf8');
-    expect(log).toContain(`WRN : ${home.appDir}/appsettings.json:6:24: unknown key "AppSettings:UseContractSynk" (ignored); did you mean \`UseContractSync\`?`);
-    expect(log).toContain(`WRN : ${home.home}/modules/probe/module.json:3:14: unknown key "Verison" (ignored); did you mean \`Version\`?`);
+    expect(log).toContain(
+      `WRN : ${home.appDir}/appsettings.json:6:24: unknown key "AppSettings:UseContractSynk" (ignored); did you mean \`UseContractSync\`?`,
+    );
+    expect(log).toContain(
+      `WRN : ${home.home}/modules/probe/module.json:3:14: unknown key "Verison" (ignored); did you mean \`Version\`?`,
+    );
   });
 });
 
 describe('the known keys come from the settings schema', () => {
   it('so WebSocket, TLS endpoint and HTTP/2 keys draw no warning, endpoint names included', () => {
     const home = hosts.home({
-      AppSettings: { WebSocket: { MaxPayloadBytes: 65536, EnablePerMessageDeflate: false, KeepAliveInterval: '00:00:30' }, ServerListenAddress: '127.0.0.1', AccessLogFilePath: '' },
+      AppSettings: {
+        WebSocket: { MaxPayloadBytes: 65536, EnablePerMessageDeflate: false, KeepAliveInterval: '00:00:30' },
+        ServerListenAddress: '127.0.0.1',
+        AccessLogFilePath: '',
+      },
       Kestrel: {
         Endpoints: {
-          AnyNameAtAll: { Url: 'https://127.0.0.1:0', Protocols: 'Http1AndHttp2', Certificate: { Path: 'a.crt', KeyPath: 'a.key', Password: '' } },
+          AnyNameAtAll: {
+            Url: 'https://127.0.0.1:0',
+            Protocols: 'Http1AndHttp2',
+            Certificate: { Path: 'a.crt', KeyPath: 'a.key', Password: '' },
+          },
           Plain: { Url: 'http://127.0.0.1:0', Protocols: 'Http2' },
         },
-        Limits: { MaxConcurrentUpgradedConnections: 10, RequestHeadersTimeout: '00:00:30', Http2: { MaxStreamsPerConnection: 50 } },
+        Limits: {
+          MaxConcurrentUpgradedConnections: 10,
+          RequestHeadersTimeout: '00:00:30',
+          Http2: { MaxStreamsPerConnection: 50 },
+        },
       },
     });
     expect(loadHostSettings(home.appDir, {}).warnings).toEqual([]);
@@ -66,7 +100,10 @@ describe('the known keys come from the settings schema', () => {
   it('and a typo in one of them is pointed out', () => {
     const home = hosts.home({
       AppSettings: { WebSocket: { MaxPayloadByte: 1 } },
-      Kestrel: { Endpoints: { Web: { Url: 'http://127.0.0.1:0', Protocol: 'Http1' } }, Limits: { Http2: { MaxStreamPerConnection: 5 } } },
+      Kestrel: {
+        Endpoints: { Web: { Url: 'http://127.0.0.1:0', Protocol: 'Http1' } },
+        Limits: { Http2: { MaxStreamPerConnection: 5 } },
+      },
     });
     const warnings = loadHostSettings(home.appDir, {}).warnings.map((w) => w.replace(/^.*?: unknown/, 'unknown'));
     expect(warnings).toEqual([
@@ -88,7 +125,13 @@ describe('closestKey', () => {
 describe('quoted scalars, as the .NET host reads them', () => {
   it('accepts "true", "60" and " 8080 " with the meaning of true, 60 and 8080', () => {
     const home = hosts.home({
-      AppSettings: { IsEnabledDevAutoSignIn: 'true', UseHttpLogging: 'False', StaticFileCacheMaxAge: '60', ServerPort: ' 8080 ', UserSignExpire: '-1' },
+      AppSettings: {
+        IsEnabledDevAutoSignIn: 'true',
+        UseHttpLogging: 'False',
+        StaticFileCacheMaxAge: '60',
+        ServerPort: ' 8080 ',
+        UserSignExpire: '-1',
+      },
       Kestrel: { Limits: { MaxRequestBodySize: '1048576' } },
     });
     const { settings, warnings } = loadHostSettings(home.appDir, {});
@@ -103,8 +146,13 @@ describe('quoted scalars, as the .NET host reads them', () => {
 
   it('still refuses text that is not the type ("yes", "60s"), naming the key and line', () => {
     const home = hosts.home();
-    home.write('app/appsettings.json', '{\n  "AppSettings": {\n    "IsEnabledDevAutoSignIn": "yes",\n    "StaticFileCacheMaxAge": "60s"\n  }\n}');
-    expect(() => loadHostSettings(home.appDir, {})).toThrow(/appsettings\.json:3:31: AppSettings:IsEnabledDevAutoSignIn: expected true or false, got "yes"[\s\S]*:4:30: AppSettings:StaticFileCacheMaxAge: expected an integer >= 0, got "60s"/);
+    home.write(
+      'app/appsettings.json',
+      '{\n  "AppSettings": {\n    "IsEnabledDevAutoSignIn": "yes",\n    "StaticFileCacheMaxAge": "60s"\n  }\n}',
+    );
+    expect(() => loadHostSettings(home.appDir, {})).toThrow(
+      /appsettings\.json:3:31: AppSettings:IsEnabledDevAutoSignIn: expected true or false, got "yes"[\s\S]*:4:30: AppSettings:StaticFileCacheMaxAge: expected an integer >= 0, got "60s"/,
+    );
   });
 });
 
@@ -114,6 +162,8 @@ describe('start-up warnings', () => {
     const running = await hosts.start(home);
     await running.close();
     const log = fs.readFileSync(path.join(home.home, 'log', 'app.log'), 'utf8');
-    expect(log).toMatch(/WRN : no module loaded: every request will be answered 404 \(AppSettings:LoadModules names missing;/);
+    expect(log).toMatch(
+      /WRN : no module loaded: every request will be answered 404 \(AppSettings:LoadModules names missing;/,
+    );
   });
 });

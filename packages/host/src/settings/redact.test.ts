@@ -36,7 +36,9 @@ describe('redactSettings', () => {
     expect(app.Security.ExposeSecretValues).toBe(false);
     expect(shown.Kestrel.Limits.KeepAliveTimeout).toBe('00:02:00');
     expect(app.SessionState.MySqlTableName).toBe('SessionData');
-    expect(JSON.stringify(shown)).not.toMatch(/host-access-id|signing-key|mysql-pass|sql-pass|token-a|client-secret|url-pass|in-a-note/);
+    expect(JSON.stringify(shown)).not.toMatch(
+      /host-access-id|signing-key|mysql-pass|sql-pass|token-a|client-secret|url-pass|in-a-note/,
+    );
     // The original is untouched.
     expect(settings.AppSettings.HostAccessID).toBe('host-access-id');
   });
@@ -54,26 +56,50 @@ describe('redactSettings', () => {
 
 describe('secret keys and texts', () => {
   it('recognise secret key names', () => {
-    for (const k of ['HostAccessID', 'SigningKey', 'MySqlConnectionString', 'FileSyncTokens', 'AuthorizationKey', 'ClientSecret', 'DbPassword', 'apiKey']) expect(isSecretKey(k), k).toBe(true);
-    for (const k of ['KeepAliveTimeout', 'ExposeSecretValues', 'MaxContractSyncFileBytes', 'SessionCookieName', 'CookiePrefixName', 'MySqlSchemaName']) expect(isSecretKey(k), k).toBe(false);
+    for (const k of [
+      'HostAccessID',
+      'SigningKey',
+      'MySqlConnectionString',
+      'FileSyncTokens',
+      'AuthorizationKey',
+      'ClientSecret',
+      'DbPassword',
+      'apiKey',
+    ])
+      expect(isSecretKey(k), k).toBe(true);
+    for (const k of [
+      'KeepAliveTimeout',
+      'ExposeSecretValues',
+      'MaxContractSyncFileBytes',
+      'SessionCookieName',
+      'CookiePrefixName',
+      'MySqlSchemaName',
+    ])
+      expect(isSecretKey(k), k).toBe(false);
   });
 
   it('hide passwords in connection strings (quoted or last) and URLs', () => {
     expect(redactSecretsInText('Uid=a;Pwd=p1')).toBe('Uid=a;Pwd=***');
-    expect(redactSecretsInText('User ID=a; Password = "p;2"; Pooling=true')).toBe('User ID=a; Password = ***; Pooling=true');
+    expect(redactSecretsInText('User ID=a; Password = "p;2"; Pooling=true')).toBe(
+      'User ID=a; Password = ***; Pooling=true',
+    );
     expect(redactSecretsInText('mysql://ack:p3@db:3306/x')).toBe('mysql://ack:***@db:3306/x');
     expect(redactSecretsInText('nothing to hide; user@example.com')).toBe('nothing to hide; user@example.com');
   });
 
   it('redactValue works on any configuration object (e.g. a module.json)', () => {
-    expect(redactValue({ ModuleConfig: { FileSyncTokens: ['t'], AuthorizationKey: 'k', Name: 'n' } })).toEqual({ ModuleConfig: { FileSyncTokens: ['***'], AuthorizationKey: '***', Name: 'n' } });
+    expect(redactValue({ ModuleConfig: { FileSyncTokens: ['t'], AuthorizationKey: 'k', Name: 'n' } })).toEqual({
+      ModuleConfig: { FileSyncTokens: ['***'], AuthorizationKey: '***', Name: 'n' },
+    });
   });
 
   it('redactText hides configured values by name (a URL whole, its host, its password) and passwords in content', () => {
     const url = 'http://svc:pa%24s@api.example:8421/transact/execute';
     const text = `POST http://svc:pa%24s@api.example:8421/transact/execute failed: connect ECONNREFUSED api.example:8421; pa$s; Server=x;Password=db-pw;`;
     const out = redactText(text, { BusinessServerUrl: url });
-    expect(out).toBe('POST [BusinessServerUrl] failed: connect ECONNREFUSED [BusinessServerUrl]; ***; Server=x;Password=***;');
+    expect(out).toBe(
+      'POST [BusinessServerUrl] failed: connect ECONNREFUSED [BusinessServerUrl]; ***; Server=x;Password=***;',
+    );
     expect(redactText('nothing here', { BusinessServerUrl: '' })).toBe('nothing here');
   });
 });

@@ -56,12 +56,18 @@ export function redactText(text: string, configured: Readonly<Record<string, str
       const bare = new URL(value);
       bare.username = '';
       bare.password = '';
-      forms.add(url.href).add(bare.href).add(bare.href.replace(/\/$/, '')).add(`${bare.protocol}//${bare.host}`).add(bare.host);
+      forms
+        .add(url.href)
+        .add(bare.href)
+        .add(bare.href.replace(/\/$/, ''))
+        .add(`${bare.protocol}//${bare.host}`)
+        .add(bare.host);
     } catch {
       // Not a URL: the value itself is all there is to hide.
     }
     // Longest first, so that a URL is replaced whole before its host alone.
-    for (const form of [...forms].filter((f) => f.length >= 3).sort((a, b) => b.length - a.length)) out = out.split(form).join(`[${name}]`);
+    for (const form of [...forms].filter((f) => f.length >= 3).sort((a, b) => b.length - a.length))
+      out = out.split(form).join(`[${name}]`);
     for (const secret of secrets) out = out.split(secret).join(REDACTED);
   }
   return redactSecretsInText(out);

@@ -175,7 +175,8 @@ export function canonicalize(value: unknown, schema: Schema | undefined, options
   // .NET configuration holds every value as text, so "true" and "60" in a JSON file mean true and 60
   // (docs/configuration.md). A number where text is expected stays an error: it is more often a
   // mistake than a choice.
-  if (typeof value === 'string' && kind === 'boolean' && /^\s*(true|false)\s*$/i.test(value)) return value.trim().toLowerCase() === 'true';
+  if (typeof value === 'string' && kind === 'boolean' && /^\s*(true|false)\s*$/i.test(value))
+    return value.trim().toLowerCase() === 'true';
   if (typeof value === 'string' && kind === 'number' && NUMBER_TEXT.test(value.trim())) return Number(value.trim());
   if (Array.isArray(value)) {
     const element = childSchema(schema, 0);
@@ -188,7 +189,10 @@ export function canonicalize(value: unknown, schema: Schema | undefined, options
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
       const k = isRecord || !ignoreCase ? key : canonicalKey(schema, key);
       // Keys matched exactly: a key in another case is not the schema's, so its value is left alone.
-      const child = ignoreCase || isRecord || !known || known.includes(k) || takesAnyKey(schema) ? childSchema(schema, k) : undefined;
+      const child =
+        ignoreCase || isRecord || !known || known.includes(k) || takesAnyKey(schema)
+          ? childSchema(schema, k)
+          : undefined;
       out[k] = canonicalize(v, child, options);
     }
     return out;

@@ -15,9 +15,7 @@ const int = (d: number) => z.number().int().default(d);
 const strList = (d: string[]) => z.array(z.string()).default(d);
 
 /** `HH:MM:SS` or `D.HH:MM:SS`, as .NET writes a TimeSpan. */
-export const timeSpan = z
-  .string()
-  .regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}(\.\d+)?$/, 'a time span such as "00:02:00"');
+export const timeSpan = z.string().regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}(\.\d+)?$/, 'a time span such as "00:02:00"');
 
 export const DomainAPIServerSchema = z.looseObject({
   ServerID: str('SERVERD01'),
@@ -49,7 +47,12 @@ export const SecuritySchema = z.looseObject({
     .array(
       z.object({
         Key: z.string().min(16, 'a previous signing key has at least 16 characters'),
-        ValidUntil: z.string().regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/, 'an ISO 8601 date such as "2026-12-31T00:00:00Z"'),
+        ValidUntil: z
+          .string()
+          .regex(
+            /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/,
+            'an ISO 8601 date such as "2026-12-31T00:00:00Z"',
+          ),
       }),
     )
     .default([]),
@@ -92,8 +95,17 @@ export const WebSocketSchema = z.looseObject({
 });
 
 export const DEFAULT_LOAD_MODULES = [
-  'wwwroot', 'transact', 'dbclient', 'graphclient', 'function', 'command',
-  'prompter', 'repository', 'logger', 'checkup', 'forwarder',
+  'wwwroot',
+  'transact',
+  'dbclient',
+  'graphclient',
+  'function',
+  'command',
+  'prompter',
+  'repository',
+  'logger',
+  'checkup',
+  'forwarder',
 ];
 
 export const AppSettingsSchema = z.looseObject({
@@ -131,9 +143,7 @@ export const AppSettingsSchema = z.looseObject({
   UseHttpLogging: bool(false),
   /** With UseHttpLogging: access lines also go, alone and in the combined format, to this rolling file. Empty: no such file. */
   AccessLogFilePath: str(''),
-  WithOrigins: strList([
-    'http://127.0.0.1', 'http://127.0.0.1:8421', 'http://localhost', 'http://localhost:8421',
-  ]),
+  WithOrigins: strList(['http://127.0.0.1', 'http://127.0.0.1:8421', 'http://localhost', 'http://localhost:8421']),
   WithOnlyIPs: strList([]),
   CookiePrefixName: str('ack'),
   UserSignExpire: int(-1),
@@ -141,7 +151,14 @@ export const AppSettingsSchema = z.looseObject({
   /** Static file names that carry a content hash: served `immutable` for a year. Empty: none. */
   StaticFileImmutablePattern: z
     .string()
-    .refine((v) => { try { new RegExp(v, 'i'); return true; } catch { return false; } }, 'a regular expression')
+    .refine((v) => {
+      try {
+        new RegExp(v, 'i');
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'a regular expression')
     .default('\\.[0-9a-f]{8,}\\.'),
   SqidsAlphabet: str('abcdefghijklmnopqrstuvwxyz0123456789'),
   ServerPort: z.number().int().min(0).max(65535).default(8421),
@@ -189,12 +206,10 @@ export const SinkSchema = z.looseObject({
     .prefault({}),
 });
 
-export const DEFAULT_OUTPUT_TEMPLATE =
-  '[{Timestamp:HH:mm:ss} {Level:u3}] {Message:lj}{NewLine}{Exception}';
+export const DEFAULT_OUTPUT_TEMPLATE = '[{Timestamp:HH:mm:ss} {Level:u3}] {Message:lj}{NewLine}{Exception}';
 
 /** The console's default: Serilog's, with the module (or host area) each line comes from. */
-export const DEFAULT_CONSOLE_TEMPLATE =
-  '[{Timestamp:HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}';
+export const DEFAULT_CONSOLE_TEMPLATE = '[{Timestamp:HH:mm:ss} {Level:u3}] {Module}: {Message:lj}{NewLine}{Exception}';
 
 export const SerilogSchema = z.looseObject({
   MinimumLevel: z

@@ -8,13 +8,20 @@ import { useTestHosts, type TestHome } from '../test-support/index.js';
 // `ack serve` as a user runs it (the built CLI: `pnpm build` first, as `pnpm test` does).
 const ACK_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../cli/dist/bin.js');
 
-function runServe(appDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runServe(
+  appDir: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   if (!fs.existsSync(ACK_BIN)) throw new Error(`${ACK_BIN} is missing: run pnpm build first`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ACK_BIN, 'serve', '--app-dir', appDir, '--port', '0', '--host', '127.0.0.1'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [ACK_BIN, 'serve', '--app-dir', appDir, '--port', '0', '--host', '127.0.0.1'],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -37,7 +44,9 @@ describe('ack serve with settings that cannot be used', () => {
     const run = await runServe(home.appDir);
     const file = path.join(home.appDir, 'appsettings.json');
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`${file}:3:27: AppSettings:RunningEnvironment: expected one of D, S, P, T, L, got "Q"`);
+    expect(run.stderr).toContain(
+      `${file}:3:27: AppSettings:RunningEnvironment: expected one of D, S, P, T, L, got "Q"`,
+    );
     expect(run.stderr).toContain(`AppSettings:Security:MaxContractSyncFileBytes: expected an integer > 0, got "abc"`);
     expect(run.stdout).not.toMatch(/listening on/);
   });
@@ -58,6 +67,8 @@ describe('ack serve with settings that cannot be used', () => {
     home = hosts.home({ AppSettings: { LoadModules: [] }, Serilog: { WriteTo: [] } });
     const run = await runServe(home.appDir, { AppSettings__Security__ExposeSecretValues: 'sometimes' });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('AppSettings:Security:ExposeSecretValues: expected true or false, got "sometimes" (from environment variable AppSettings__Security__ExposeSecretValues)');
+    expect(run.stderr).toContain(
+      'AppSettings:Security:ExposeSecretValues: expected true or false, got "sometimes" (from environment variable AppSettings__Security__ExposeSecretValues)',
+    );
   });
 });

@@ -40,7 +40,8 @@ export function findUnknownKeys(value: unknown, schema: z.ZodType, options: Unkn
         continue;
       }
       const suggestion = closestKey(key, known);
-      if (suggestion !== undefined || (options.reportAll?.(at) ?? true)) out.push({ path: [...at, key], ...(suggestion ? { suggestion } : {}) });
+      if (suggestion !== undefined || (options.reportAll?.(at) ?? true))
+        out.push({ path: [...at, key], ...(suggestion ? { suggestion } : {}) });
     }
   };
   walk(value, schema, []);
@@ -48,10 +49,18 @@ export function findUnknownKeys(value: unknown, schema: z.ZodType, options: Unkn
 }
 
 /** One warning line per unknown key: `file:line:column: unknown key "A:B" (ignored); did you mean `C`?` */
-export function describeUnknownKeys(file: string, json: Pick<JsonFile, 'locate'> | undefined, found: readonly UnknownKey[], separator = ':'): string[] {
+export function describeUnknownKeys(
+  file: string,
+  json: Pick<JsonFile, 'locate'> | undefined,
+  found: readonly UnknownKey[],
+  separator = ':',
+): string[] {
   return found.map((u) => {
     const where = json?.locate(u.path);
-    const key = u.path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc === '' ? p : `${acc}${separator}${p}`), '');
+    const key = u.path.reduce<string>(
+      (acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc === '' ? p : `${acc}${separator}${p}`),
+      '',
+    );
     return `${file}${where ? `:${where}` : ''}: unknown key "${key}" (ignored)${u.suggestion ? `; did you mean \`${u.suggestion}\`?` : ''}`;
   });
 }
@@ -87,7 +96,8 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j < cols; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let v = Math.min(d[(i - 1) * cols + j]! + 1, d[i * cols + j - 1]! + 1, d[(i - 1) * cols + j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[(i - 2) * cols + j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, d[(i - 2) * cols + j - 2]! + 1);
       d[i * cols + j] = v;
     }
   }

@@ -25,12 +25,17 @@ export function signAuthTicket(ticket: AuthTicket, key: Buffer): string {
 }
 
 /** `keys`: the current key and any previous ones still valid (rotation, docs/sessions.md). */
-export function verifyAuthTicket(value: string | undefined, keys: Buffer | readonly Buffer[], nowMs: number): AuthTicket | undefined {
+export function verifyAuthTicket(
+  value: string | undefined,
+  keys: Buffer | readonly Buffer[],
+  nowMs: number,
+): AuthTicket | undefined {
   if (typeof value !== 'string' || value.length > 8192) return undefined;
   const parts = value.split('.');
   if (parts.length !== 3 || parts[0] !== VERSION) return undefined;
   const given = Buffer.from(parts[2]!, 'base64url');
-  const matches = (key: Buffer) => safeEqual(given, crypto.createHmac('sha256', key).update(`${VERSION}.${parts[1]}`).digest());
+  const matches = (key: Buffer) =>
+    safeEqual(given, crypto.createHmac('sha256', key).update(`${VERSION}.${parts[1]}`).digest());
   if (!(Buffer.isBuffer(keys) ? [keys] : keys).some(matches)) return undefined;
   let ticket: unknown;
   try {
@@ -46,6 +51,13 @@ function isTicket(t: unknown): t is AuthTicket {
   if (typeof t !== 'object' || t === null) return false;
   const o = t as Record<string, unknown>;
   const user = o.user as Record<string, unknown> | null;
-  return typeof o.tid === 'string' && typeof o.exp === 'number' && typeof user === 'object' && user !== null
-    && typeof user.UserID === 'string' && user.UserID !== '' && Array.isArray(user.Roles);
+  return (
+    typeof o.tid === 'string' &&
+    typeof o.exp === 'number' &&
+    typeof user === 'object' &&
+    user !== null &&
+    typeof user.UserID === 'string' &&
+    user.UserID !== '' &&
+    Array.isArray(user.Roles)
+  );
 }

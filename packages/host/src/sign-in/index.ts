@@ -12,7 +12,12 @@ import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } f
 
 export { computeSignExpiry } from './expiry.js';
 export { safeLocalReturnUrl } from './return-url.js';
-export { createRevocationList, REVOKED_KEY_PREFIX, type RevocationList, type RevocationOptions } from './revocations.js';
+export {
+  createRevocationList,
+  REVOKED_KEY_PREFIX,
+  type RevocationList,
+  type RevocationOptions,
+} from './revocations.js';
 export type { SignInAccount, UserAccount } from './user-account.js';
 
 /** Cookie names of the sign-in set (docs/dev-sign-in.md), `{P}` = `CookiePrefixName`. */
@@ -56,7 +61,12 @@ export interface SignInService {
 /** Browsers drop cookies over 4096 bytes (name, value and attributes); stay clear of it. */
 const MAX_COOKIE_VALUE_BYTES = 3800;
 
-export function createSignInService(settings: HostSettings, keys: Keyring, logger: Logger, revocations: RevocationList = createRevocationList()): SignInService {
+export function createSignInService(
+  settings: HostSettings,
+  keys: Keyring,
+  logger: Logger,
+  revocations: RevocationList = createRevocationList(),
+): SignInService {
   const app = settings.AppSettings;
   const p = app.CookiePrefixName;
   const names: SignInCookieNames = {
@@ -71,11 +81,13 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
   const bearerKey = keys.key('bearer-token');
   const base64Json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
 
-  const cookiesOf = (req: Request): Record<string, string> => (req as { cookies?: Record<string, string> }).cookies ?? {};
+  const cookiesOf = (req: Request): Record<string, string> =>
+    (req as { cookies?: Record<string, string> }).cookies ?? {};
 
   const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   // Verified with the current key and any previous ones still valid (rotation, docs/sessions.md).
-  const ticketOf = (req: Request) => verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now());
+  const ticketOf = (req: Request) =>
+    verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now());
   return {
     cookieNames: names,
     async issue(req, res, input, via = 'sign-in') {
@@ -86,24 +98,43 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
       const guid = crypto.randomUUID().replace(/-/g, '');
       const variable: Record<string, unknown> = { ClientIP: clientIp, InstallType: app.InstallType };
       for (const field of PROFILE_FIELDS) {
-        if (field !== 'UserNo' && field !== 'UserName' && field !== 'Email' && user[field] !== undefined) variable[field] = user[field];
+        if (field !== 'UserNo' && field !== 'UserName' && field !== 'Email' && user[field] !== undefined)
+          variable[field] = user[field];
       }
-      const bearerPayload = Buffer.from(JSON.stringify({
-        TokenID: guid,
-        IssuerName: app.SystemID,
-        ClientIP: clientIp,
-        CreatedAt: now.toISOString(),
-        ExpiredAt: app.UserSignExpire === 0 ? null : expires.toISOString(),
-        Policy: { UserNo: user.UserNo ?? '', UserID: user.UserID, UserName: user.UserName ?? '', Email: user.Email ?? '', Roles: user.Roles, Claims: user.Claims },
-      }), 'utf8').toString('base64url');
+      const bearerPayload = Buffer.from(
+        JSON.stringify({
+          TokenID: guid,
+          IssuerName: app.SystemID,
+          ClientIP: clientIp,
+          CreatedAt: now.toISOString(),
+          ExpiredAt: app.UserSignExpire === 0 ? null : expires.toISOString(),
+          Policy: {
+            UserNo: user.UserNo ?? '',
+            UserID: user.UserID,
+            UserName: user.UserName ?? '',
+            Email: user.Email ?? '',
+            Roles: user.Roles,
+            Claims: user.Claims,
+          },
+        }),
+        'utf8',
+      ).toString('base64url');
       const bearerMac = crypto.createHmac('sha256', bearerKey).update(bearerPayload).digest('base64url');
 
       const values: Array<[string, string, boolean]> = [
-        [names.tokenId, `${app.RunningEnvironment}|${app.HostName}|${app.SystemID}|${app.ApplicationID}|${guid}`, false],
+        [
+          names.tokenId,
+          `${app.RunningEnvironment}|${app.HostName}|${app.SystemID}|${app.ApplicationID}|${guid}`,
+          false,
+        ],
         [names.expireTicks, String(expires.getTime()), false],
         [names.member, base64Json(user), false],
         [names.variable, base64Json(variable), false],
-        [names.bearerToken, `${Buffer.from(user.UserID, 'utf8').toString('base64')}.${bearerPayload}.${bearerMac}`, false],
+        [
+          names.bearerToken,
+          `${Buffer.from(user.UserID, 'utf8').toString('base64')}.${bearerPayload}.${bearerMac}`,
+          false,
+        ],
         [names.authentication, signAuthTicket({ tid: guid, exp: expires.getTime(), user }, authKey), true],
       ];
       // All or nothing: check every value before writing any cookie.
@@ -119,7 +150,9 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
       if (req.session) {
         // A new session id on sign-in: one planted by another party before it is worth nothing after.
         const session = req.session;
-        await new Promise<void>((resolve, reject) => session.regenerate((err?: unknown) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          session.regenerate((err?: unknown) => (err ? reject(err) : resolve())),
+        );
         Object.assign(req.session, { [names.member]: user });
       }
       const secure = req.ack?.protocol === 'https';
@@ -138,9 +171,12 @@ export function createSignInService(settings: HostSettings, keys: Keyring, logge
       const secure = req.ack?.protocol === 'https';
       if (req.session) {
         const session = req.session;
-        await new Promise<void>((resolve, reject) => session.destroy((err?: unknown) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          session.destroy((err?: unknown) => (err ? reject(err) : resolve())),
+        );
         const name = app.SessionState.SessionCookieName;
-        if (cookiesOf(req)[name] !== undefined) res.clearCookie(name, { path: '/', sameSite: 'lax', secure, httpOnly: true });
+        if (cookiesOf(req)[name] !== undefined)
+          res.clearCookie(name, { path: '/', sameSite: 'lax', secure, httpOnly: true });
       }
       for (const name of Object.values(names)) res.clearCookie(name, { path: '/', sameSite: 'lax', secure });
       req.ackUser = undefined;

@@ -66,7 +66,8 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
       }
       if (!sharedStore) return false;
       const found = await new Promise<unknown>((resolve, reject) =>
-        sharedStore.get(REVOKED_KEY_PREFIX + tokenId, (err, data) => (err ? reject(err as Error) : resolve(data))));
+        sharedStore.get(REVOKED_KEY_PREFIX + tokenId, (err, data) => (err ? reject(err as Error) : resolve(data))),
+      );
       const record = found as Partial<RevokedRecord> | null | undefined;
       if (record?.revoked !== true || typeof record.until !== 'number' || record.until <= Date.now()) return false;
       remember(tokenId, record.until);

@@ -13,7 +13,11 @@ import { createRevocationList, REVOKED_KEY_PREFIX } from './revocations.js';
 const accountModule: AckModuleFactory = (ctx) => {
   const router = ctx.host.createRouter();
   router.get('/in', async (req, res) => {
-    await ctx.host.signIn.issue(req, res, { UserID: String(req.query.user), Roles: ['User'], UserName: String(req.query.name ?? '') });
+    await ctx.host.signIn.issue(req, res, {
+      UserID: String(req.query.user),
+      Roles: ['User'],
+      UserName: String(req.query.name ?? ''),
+    });
     res.json({ ok: true });
   });
   router.get('/out', async (req, res) => {
@@ -29,14 +33,25 @@ const accountModule: AckModuleFactory = (ctx) => {
   return { routes: [{ mount: '/account/api', handler: router }] };
 };
 
-const cookiesOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+const cookiesOf = (res: Response) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
 const me = async (url: string, cookie: string) =>
-  ((await (await fetch(`${url}/account/api/me`, { headers: { cookie } })).json()) as { user: { UserID: string } | null }).user;
+  (
+    (await (await fetch(`${url}/account/api/me`, { headers: { cookie } })).json()) as {
+      user: { UserID: string } | null;
+    }
+  ).user;
 
 describe('sign-in cookies (host)', () => {
   let t: TestHost;
   beforeAll(async () => {
-    const home = createTestHome(testAppSettings({ AppSettings: { LoadModules: ['account'], CookiePrefixName: 'app' } }), moduleFiles(['account']));
+    const home = createTestHome(
+      testAppSettings({ AppSettings: { LoadModules: ['account'], CookiePrefixName: 'app' } }),
+      moduleFiles(['account']),
+    );
     t = await startTestHost(home, { account: accountModule });
   });
   afterAll(async () => {
@@ -46,18 +61,36 @@ describe('sign-in cookies (host)', () => {
 
   it('a module signs a user in through ctx.host.signIn and every later request sees req.ackUser', async () => {
     const res = await fetch(`${t.url}/account/api/in?user=alice`);
-    const all = res.headers.getSetCookie().map((c) => c.slice(0, c.indexOf('='))).sort();
+    const all = res.headers
+      .getSetCookie()
+      .map((c) => c.slice(0, c.indexOf('=')))
+      .sort();
     // The new session's cookie comes with the set (sign-in regenerates the session).
     expect(all).toContain('ack.Session');
     const names = all.filter((n) => n !== 'ack.Session');
-    expect(names).toEqual(['app.AuthenticationScheme', 'app.BearerToken', 'app.ExpireTicks', 'app.Member', 'app.TokenID', 'app.Variable']);
+    expect(names).toEqual([
+      'app.AuthenticationScheme',
+      'app.BearerToken',
+      'app.ExpireTicks',
+      'app.Member',
+      'app.TokenID',
+      'app.Variable',
+    ]);
     expect(await me(t.url, cookiesOf(res))).toMatchObject({ UserID: 'alice', Roles: ['User'] });
     expect(await me(t.url, '')).toBeNull();
   });
 
   it('an expired authentication cookie, even correctly signed, signs nobody in', async () => {
     const key = t.host.keys.key('auth-cookie');
-    const user = { ApplicationID: 'HDS', UserID: 'late', SessionKey: '', ApplicationRoleID: '', Roles: [], Claims: {}, LoginedAt: new Date().toISOString() };
+    const user = {
+      ApplicationID: 'HDS',
+      UserID: 'late',
+      SessionKey: '',
+      ApplicationRoleID: '',
+      Roles: [],
+      Claims: {},
+      LoginedAt: new Date().toISOString(),
+    };
     const expired = signAuthTicket({ tid: 'x', exp: Date.now() - 1000, user }, key);
     const valid = signAuthTicket({ tid: 'x', exp: Date.now() + 60_000, user }, key);
     expect(await me(t.url, `app.AuthenticationScheme=${expired}`)).toBeNull();
@@ -70,7 +103,14 @@ describe('sign-in cookies (host)', () => {
   it('clear() expires exactly the cookie set, not other cookies with the prefix', async () => {
     const res = await fetch(`${t.url}/account/api/out`, { headers: { cookie: 'app.Other=1' } });
     const cleared = res.headers.getSetCookie();
-    expect(cleared.map((c) => c.slice(0, c.indexOf('='))).sort()).toEqual(['app.AuthenticationScheme', 'app.BearerToken', 'app.ExpireTicks', 'app.Member', 'app.TokenID', 'app.Variable']);
+    expect(cleared.map((c) => c.slice(0, c.indexOf('='))).sort()).toEqual([
+      'app.AuthenticationScheme',
+      'app.BearerToken',
+      'app.ExpireTicks',
+      'app.Member',
+      'app.TokenID',
+      'app.Variable',
+    ]);
     for (const c of cleared) expect(c).toMatch(/Expires=Thu, 01 Jan 1970/);
   });
 
@@ -82,8 +122,16 @@ describe('sign-in cookies (host)', () => {
   });
 
   // Sessions and sign-out.
-  const sessionCookie = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('ack.Session='))?.split(';')[0];
-  const sessionOf = async (cookie: string) => (await (await fetch(`${t.url}/account/api/session`, { headers: { cookie } })).json()) as Record<string, unknown> | null;
+  const sessionCookie = (res: Response) =>
+    res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('ack.Session='))
+      ?.split(';')[0];
+  const sessionOf = async (cookie: string) =>
+    (await (await fetch(`${t.url}/account/api/session`, { headers: { cookie } })).json()) as Record<
+      string,
+      unknown
+    > | null;
 
   it('sign-in regenerates the session (a planted session id is not the one after) and keeps the member in it', async () => {
     const planted = sessionCookie(await fetch(`${t.url}/account/api/touch`))!;
@@ -113,7 +161,9 @@ describe('sign-in cookies (host)', () => {
     expect(await me(t.url, cookies)).toBeNull();
     expect(await sessionOf(sessionCookie(signIn)!)).not.toHaveProperty('app.Member');
     // Signing in again gives a new, valid cookie.
-    expect(await me(t.url, cookiesOf(await fetch(`${t.url}/account/api/in?user=leaver`)))).toMatchObject({ UserID: 'leaver' });
+    expect(await me(t.url, cookiesOf(await fetch(`${t.url}/account/api/in?user=leaver`)))).toMatchObject({
+      UserID: 'leaver',
+    });
   });
 });
 
@@ -171,12 +221,22 @@ const stores: Array<() => StoreUnderTest> = [
   },
   () => {
     const schema = `ack_signout_${run}`;
-    const pg = knexFactory({ client: 'pg', connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' } });
+    const pg = knexFactory({
+      client: 'pg',
+      connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' },
+    });
     return {
       name: 'PostgreSQL',
-      state: { CacheType: 'PostgreSql', PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;', PostgreSqlSchemaName: schema, PostgreSqlTableName: 'SessionData' },
+      state: {
+        CacheType: 'PostgreSql',
+        PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;',
+        PostgreSqlSchemaName: schema,
+        PostgreSqlTableName: 'SessionData',
+      },
       async expiresAt(id) {
-        const row = (await pg.withSchema(schema).table('SessionData').where('sid', id).first()) as { expires: string | number };
+        const row = (await pg.withSchema(schema).table('SessionData').where('sid', id).first()) as {
+          expires: string | number;
+        };
         return Number(row.expires);
       },
       async cleanUp() {
@@ -187,7 +247,10 @@ const stores: Array<() => StoreUnderTest> = [
   },
 ];
 
-describe.each([{ store: 'Redis', make: stores[0]! }, { store: 'PostgreSQL', make: stores[1]! }])('sign-out through a shared session store ($store)', ({ make }) => {
+describe.each([
+  { store: 'Redis', make: stores[0]! },
+  { store: 'PostgreSQL', make: stores[1]! },
+])('sign-out through a shared session store ($store)', ({ make }) => {
   it('a cookie signed out on one host is refused by another, for as long as the cookie lives (not the idle time-out)', async () => {
     const store = make();
     const settings = testAppSettings({
@@ -202,7 +265,10 @@ describe.each([{ store: 'Redis', make: stores[0]! }, { store: 'PostgreSQL', make
     });
     const started: TestHost[] = [];
     try {
-      for (let i = 0; i < 2; i++) started.push(await startTestHost(createTestHome(settings, moduleFiles(['account'])), { account: accountModule }));
+      for (let i = 0; i < 2; i++)
+        started.push(
+          await startTestHost(createTestHome(settings, moduleFiles(['account'])), { account: accountModule }),
+        );
       const [a, b] = started as [TestHost, TestHost];
       const cookies = cookiesOf(await fetch(`${a.url}/account/api/in?user=roamer`));
       expect(await me(b.url, cookies)).toMatchObject({ UserID: 'roamer' });
@@ -211,8 +277,12 @@ describe.each([{ store: 'Redis', make: stores[0]! }, { store: 'PostgreSQL', make
       expect(await me(b.url, cookies), store.name).toBeNull();
       // The store keeps the sign-out until the cookie's own expiry (two hours), not for the
       // one-minute idle time-out of sessions.
-      const tid = decodeURIComponent(/app\.TokenID=([^;]+)/.exec(cookies)![1]!).split('|').pop()!;
-      expect(await store.expiresAt(`${REVOKED_KEY_PREFIX}${tid}`), store.name).toBeGreaterThan(Date.now() + 100 * 60_000);
+      const tid = decodeURIComponent(/app\.TokenID=([^;]+)/.exec(cookies)![1]!)
+        .split('|')
+        .pop()!;
+      expect(await store.expiresAt(`${REVOKED_KEY_PREFIX}${tid}`), store.name).toBeGreaterThan(
+        Date.now() + 100 * 60_000,
+      );
     } finally {
       for (const t of started) {
         await t.close();
@@ -241,11 +311,29 @@ describe('computeSignExpiry', () => {
 
 describe('safeLocalReturnUrl', () => {
   it('keeps local paths', () => {
-    for (const ok of ['/', '/a', '/view/HDS/x.html?y=1#z', '/a%20b', '/%E3%81%82']) expect(safeLocalReturnUrl(ok)).toBe(ok);
+    for (const ok of ['/', '/a', '/view/HDS/x.html?y=1#z', '/a%20b', '/%E3%81%82'])
+      expect(safeLocalReturnUrl(ok)).toBe(ok);
   });
   it('replaces everything else with /', () => {
-    for (const bad of [undefined, 42, ['/a'], '', 'a', '//x', '/\\x', '\\x', 'http://x', '/%2F%2Fx', '/%5Cx', '/%252F%252Fx',
-      '/%25252F%25252Fx', '/\tx', '/%00', '/%E0%A4%A', 'x'.repeat(3000)]) {
+    for (const bad of [
+      undefined,
+      42,
+      ['/a'],
+      '',
+      'a',
+      '//x',
+      '/\\x',
+      '\\x',
+      'http://x',
+      '/%2F%2Fx',
+      '/%5Cx',
+      '/%252F%252Fx',
+      '/%25252F%25252Fx',
+      '/\tx',
+      '/%00',
+      '/%E0%A4%A',
+      'x'.repeat(3000),
+    ]) {
       expect(safeLocalReturnUrl(bad), String(bad)).toBe('/');
     }
   });

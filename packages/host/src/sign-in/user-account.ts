@@ -1,7 +1,16 @@
 /** The optional text fields of an account (docs/wire-formats.md), in the original entity's order. */
 export const PROFILE_FIELDS = [
-  'UserNo', 'UserName', 'Email', 'Celluar', 'PositionName', 'DepartmentName',
-  'CompanyName', 'BirthDate', 'Gender', 'Address', 'ExtendOption',
+  'UserNo',
+  'UserName',
+  'Email',
+  'Celluar',
+  'PositionName',
+  'DepartmentName',
+  'CompanyName',
+  'BirthDate',
+  'Gender',
+  'Address',
+  'ExtendOption',
 ] as const;
 
 /** The optional profile fields (`Celluar` spelled as the original's entity spells it). */

@@ -25,7 +25,10 @@ describe('the browser of the browser tests', () => {
   });
 
   it('the pre-test check prints one line naming what is missing, and fails, before any test runs', () => {
-    const run = spawnSync(process.execPath, [script], { env: { ...process.env, ACK_CHROMIUM_PATH: '/nonexistent/chromium' }, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [script], {
+      env: { ...process.env, ACK_CHROMIUM_PATH: '/nonexistent/chromium' },
+      encoding: 'utf8',
+    });
     expect(run.status).toBe(1);
     const lines = run.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

@@ -27,7 +27,9 @@ const CHROMIUM_ARGS = [
 export async function launchChromium(args: readonly string[] = []): Promise<Browser> {
   const executablePath = chromiumPath();
   if (!fs.existsSync(executablePath)) {
-    throw new Error(`Chromium not found at ${executablePath}: install Debian's chromium package or set ACK_CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium not found at ${executablePath}: install Debian's chromium package or set ACK_CHROMIUM_PATH`,
+    );
   }
   // Loaded here, so that tests without a browser never load playwright.
   const { chromium } = await import('playwright-core');

@@ -20,7 +20,11 @@ export interface TestHome {
 }
 
 /** `under`: a folder name the home is made inside (for example a dot folder), itself in a fresh temp folder. */
-export function createTestHome(appSettings: object = {}, files: Record<string, string | Buffer | object> = {}, options: { under?: string } = {}): TestHome {
+export function createTestHome(
+  appSettings: object = {},
+  files: Record<string, string | Buffer | object> = {},
+  options: { under?: string } = {},
+): TestHome {
   const top = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-test-'));
   const home = options.under === undefined ? top : path.join(top, options.under, 'home');
   fs.mkdirSync(home, { recursive: true });
@@ -48,14 +52,21 @@ export interface TestHost {
  * Starts a host on 127.0.0.1 and a free port over `home`. `env` defaults to `{ ACK_HOME: home }`-free process env.
  * `tlsPort` (e.g. 0) is passed on for tests of the HTTPS listener.
  */
-export async function startTestHost(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}, listen: { tlsPort?: number } = {}): Promise<TestHost> {
+export async function startTestHost(
+  home: TestHome,
+  modules: ModuleRegistry = {},
+  env: NodeJS.ProcessEnv = {},
+  listen: { tlsPort?: number } = {},
+): Promise<TestHost> {
   const host = await createHost({ appDir: home.appDir, modules, env: { ...env }, logging: { quiet: true } });
   const url = await host.listen({ port: 0, host: '127.0.0.1', ...listen });
   return { host, url, home, close: () => host.close({ graceMs: 1000 }) };
 }
 
 /** Minimal appsettings for tests: only the named modules, no file log sink. */
-export function testAppSettings(overrides: { AppSettings?: Record<string, unknown>; [section: string]: unknown } = {}): object {
+export function testAppSettings(
+  overrides: { AppSettings?: Record<string, unknown>; [section: string]: unknown } = {},
+): object {
   const { AppSettings, ...rest } = overrides;
   return {
     AppSettings: { LoadModules: [], ...AppSettings },
@@ -90,7 +101,12 @@ export function useTestHosts() {
       homes.push(home);
       return home;
     },
-    async start(home: TestHome, modules: ModuleRegistry = {}, env: NodeJS.ProcessEnv = {}, listen: { tlsPort?: number } = {}): Promise<TestHost> {
+    async start(
+      home: TestHome,
+      modules: ModuleRegistry = {},
+      env: NodeJS.ProcessEnv = {},
+      listen: { tlsPort?: number } = {},
+    ): Promise<TestHost> {
       const host = await startTestHost(home, modules, env, listen);
       hosts.push(host);
       return host;

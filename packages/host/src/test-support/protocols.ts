@@ -11,12 +11,45 @@ import path from 'node:path';
  */
 
 /** A self-signed certificate for localhost and 127.0.0.1 in `dir`: `<name>.crt`, `<name>.key` and `<name>.pfx` (password `cert-pass`). */
-export function makeTestCertificate(dir: string, name = 'dev', commonName = 'localhost'): { cert: string; key: string; pfx: string } {
-  const files = { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`), pfx: path.join(dir, `${name}.pfx`) };
+export function makeTestCertificate(
+  dir: string,
+  name = 'dev',
+  commonName = 'localhost',
+): { cert: string; key: string; pfx: string } {
+  const files = {
+    cert: path.join(dir, `${name}.crt`),
+    key: path.join(dir, `${name}.key`),
+    pfx: path.join(dir, `${name}.pfx`),
+  };
   fs.mkdirSync(dir, { recursive: true });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-subj', `/CN=${commonName}`, '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', files.key, '-out', files.cert], { stdio: 'ignore' });
-  execFileSync('openssl', ['pkcs12', '-export', '-in', files.cert, '-inkey', files.key, '-out', files.pfx, '-passout', 'pass:cert-pass'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      files.key,
+      '-out',
+      files.cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  execFileSync(
+    'openssl',
+    ['pkcs12', '-export', '-in', files.cert, '-inkey', files.key, '-out', files.pfx, '-passout', 'pass:cert-pass'],
+    { stdio: 'ignore' },
+  );
   return files;
 }
 
@@ -39,7 +72,12 @@ export interface Send {
 
 export type Client = (request: Send) => Promise<Reply>;
 
-function reply(version: string, status: number, raw: Record<string, string | string[] | number | undefined>, body: Buffer): Reply {
+function reply(
+  version: string,
+  status: number,
+  raw: Record<string, string | string[] | number | undefined>,
+  body: Buffer,
+): Reply {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (name.startsWith(':') || value === undefined) continue;
@@ -52,7 +90,11 @@ function reply(version: string, status: number, raw: Record<string, string | str
  * Node's http2 client over one connection (as a browser keeps one). A body is written as a stream
  * without `Content-Length`, as HTTP/2 allows (unless the caller sets one).
  */
-export function nodeHttp2Client(baseUrl: string): { send: Client; session: http2.ClientHttp2Session; close(): Promise<void> } {
+export function nodeHttp2Client(baseUrl: string): {
+  send: Client;
+  session: http2.ClientHttp2Session;
+  close(): Promise<void>;
+} {
   const session = http2.connect(baseUrl, { rejectUnauthorized: false });
   session.on('error', () => {});
   const send: Client = (request) =>
@@ -79,12 +121,27 @@ export function nodeHttp2Client(baseUrl: string): { send: Client; session: http2
  * `curl --http2` (curl built with nghttp2), one process per request; `--http1.1` with `http1`.
  * `connectTo` (`host:port:address`, curl's --resolve) sends SNI for a name while connecting to an address.
  */
-export function curlClient(baseUrl: string, options: { http1?: boolean; http2PriorKnowledge?: boolean; connectTo?: string } = {}): Client {
+export function curlClient(
+  baseUrl: string,
+  options: { http1?: boolean; http2PriorKnowledge?: boolean; connectTo?: string } = {},
+): Client {
   return async (request) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-curl-'));
     try {
-      const args = ['-sk', '--max-time', '30', options.http1 ? '--http1.1' : options.http2PriorKnowledge ? '--http2-prior-knowledge' : '--http2',
-        '-X', request.method ?? 'GET', '-D', path.join(dir, 'head'), '-o', path.join(dir, 'body'), '-w', '%{http_version}'];
+      const args = [
+        '-sk',
+        '--max-time',
+        '30',
+        options.http1 ? '--http1.1' : options.http2PriorKnowledge ? '--http2-prior-knowledge' : '--http2',
+        '-X',
+        request.method ?? 'GET',
+        '-D',
+        path.join(dir, 'head'),
+        '-o',
+        path.join(dir, 'body'),
+        '-w',
+        '%{http_version}',
+      ];
       if (options.connectTo) args.push('--resolve', options.connectTo);
       for (const [name, value] of Object.entries(request.headers ?? {})) args.push('-H', `${name}: ${value}`);
       if (request.body !== undefined) {
@@ -93,11 +150,17 @@ export function curlClient(baseUrl: string, options: { http1?: boolean; http2Pri
       }
       args.push(baseUrl + request.path);
       const version = await new Promise<string>((resolve, reject) =>
-        execFile('curl', args, (err, stdout, stderr) => (err ? reject(new Error(`curl failed: ${stderr || err.message}`)) : resolve(stdout.trim()))),
+        execFile('curl', args, (err, stdout, stderr) =>
+          err ? reject(new Error(`curl failed: ${stderr || err.message}`)) : resolve(stdout.trim()),
+        ),
       );
       const lines = fs.readFileSync(path.join(dir, 'head'), 'latin1').split(/\r?\n/);
       // The last response block (after any 100 Continue).
-      const start = lines.map((l, i) => (/^HTTP\//.test(l) ? i : -1)).filter((i) => i >= 0).pop() ?? 0;
+      const start =
+        lines
+          .map((l, i) => (/^HTTP\//.test(l) ? i : -1))
+          .filter((i) => i >= 0)
+          .pop() ?? 0;
       const status = Number(lines[start]!.split(' ')[1]);
       const raw: Record<string, string[]> = {};
       for (const line of lines.slice(start + 1)) {
@@ -118,26 +181,37 @@ export function curlClient(baseUrl: string, options: { http1?: boolean; http2Pri
 export function https1Client(baseUrl: string): Client {
   return (request) =>
     new Promise((resolve, reject) => {
-      const req = https.request(baseUrl + request.path, { method: request.method ?? 'GET', headers: request.headers, rejectUnauthorized: false, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(reply(res.httpVersion, res.statusCode ?? 0, res.headers, Buffer.concat(chunks))));
-        res.on('error', reject);
-      });
+      const req = https.request(
+        baseUrl + request.path,
+        { method: request.method ?? 'GET', headers: request.headers, rejectUnauthorized: false, agent: false },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve(reply(res.httpVersion, res.statusCode ?? 0, res.headers, Buffer.concat(chunks))));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(request.body);
     });
 }
 
 /** A `multipart/form-data` body: fields, then files, in order. */
-export function multipart(fields: Record<string, string>, files: Record<string, { name: string; content: Buffer | string }> = {}): { body: Buffer; contentType: string } {
+export function multipart(
+  fields: Record<string, string>,
+  files: Record<string, { name: string; content: Buffer | string }> = {},
+): { body: Buffer; contentType: string } {
   const boundary = `----ack${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
   for (const [field, file] of Object.entries(files)) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+    );
     parts.push(Buffer.from(file.content), Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
@@ -145,4 +219,10 @@ export function multipart(fields: Record<string, string>, files: Record<string, 
 }
 
 /** Headers RFC 9113 8.2.2 forbids in an HTTP/2 response. */
-export const CONNECTION_SPECIFIC_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
+export const CONNECTION_SPECIFIC_HEADERS = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+];

@@ -20,7 +20,11 @@ export interface RawConnection {
 
 export async function rawConnection(url: string, options: { localAddress?: string } = {}): Promise<RawConnection> {
   const { port, hostname } = new URL(url);
-  const socket = net.connect({ port: Number(port), host: hostname.replace(/^\[|\]$/g, ''), localAddress: options.localAddress });
+  const socket = net.connect({
+    port: Number(port),
+    host: hostname.replace(/^\[|\]$/g, ''),
+    localAddress: options.localAddress,
+  });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
     socket.once('error', reject);
@@ -62,7 +66,10 @@ export async function rawConnection(url: string, options: { localAddress?: strin
     },
     async closedWithin(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
-      const result = await Promise.race([closed.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+      const result = await Promise.race([
+        closed.then(() => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
+      ]);
       clearTimeout(timer);
       return result;
     },

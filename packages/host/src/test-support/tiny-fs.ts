@@ -11,7 +11,10 @@ export function mountTinyFilesystem(dir: string, bytes: number): () => void {
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { stdio: 'pipe' });
   } catch (err) {
-    throw new Error(`this test mounts a ${bytes}-byte tmpfs to get a real ENOSPC and needs the right to mount (run it as root): ${(err as Error).message}`, { cause: err });
+    throw new Error(
+      `this test mounts a ${bytes}-byte tmpfs to get a real ENOSPC and needs the right to mount (run it as root): ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   return () => execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
 }

@@ -69,23 +69,24 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
 
   const alive = new WeakSet<WebSocket>();
   const heartbeatMs = parseTimeSpanMs(ws.KeepAliveInterval);
-  const heartbeat = heartbeatMs > 0 && byPath.size > 0
-    ? setInterval(() => {
-        // A peer that did not answer the last ping within one interval is gone: drop it.
-        for (const socket of sockets) {
-          if (!alive.has(socket)) {
-            socket.terminate();
-            continue;
+  const heartbeat =
+    heartbeatMs > 0 && byPath.size > 0
+      ? setInterval(() => {
+          // A peer that did not answer the last ping within one interval is gone: drop it.
+          for (const socket of sockets) {
+            if (!alive.has(socket)) {
+              socket.terminate();
+              continue;
+            }
+            alive.delete(socket);
+            try {
+              socket.ping();
+            } catch {
+              socket.terminate(); // not open any more
+            }
           }
-          alive.delete(socket);
-          try {
-            socket.ping();
-          } catch {
-            socket.terminate(); // not open any more
-          }
-        }
-      }, heartbeatMs)
-    : undefined;
+        }, heartbeatMs)
+      : undefined;
   heartbeat?.unref();
 
   const runPhases = (req: http.IncomingMessage, done: (err?: unknown) => void) => {
@@ -154,7 +155,8 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
       closing,
     );
     if (!verdict.ok) {
-      if (verdict.problem.status !== 404) logger.info(`websocket ${req.ack.rawPath} refused (${verdict.problem.code}) from ${req.ack.clientIp}`);
+      if (verdict.problem.status !== 404)
+        logger.info(`websocket ${req.ack.rawPath} refused (${verdict.problem.code}) from ${req.ack.clientIp}`);
       return refuse(socket, verdict.problem);
     }
     reserved++;
@@ -163,7 +165,11 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
         reserved--;
         if (socket.destroyed) return;
         if (err) logger.error(`websocket ${req.ack.rawPath}: session or sign-in failed`, err as Error);
-        return refuse(socket, { status: 503, code: 'websocket.session_unavailable', detail: 'The session could not be read; try again.' });
+        return refuse(socket, {
+          status: 503,
+          code: 'websocket.session_unavailable',
+          detail: 'The session could not be read; try again.',
+        });
       }
       accept(req, socket, head, byPath.get(path)!);
     });
@@ -204,7 +210,16 @@ export function upgradeRequiredRoutes(upgrades: readonly ModuleUpgrade[]): Modul
   return upgrades.map((u) => ({
     mount: u.path,
     handler: (req, res) =>
-      sendProblem(res, { status: 426, code: 'websocket.upgrade_required', detail: 'This path is a WebSocket: open it with an Upgrade: websocket request.', headers: { Upgrade: 'websocket', Connection: 'Upgrade' } }, req.method),
+      sendProblem(
+        res,
+        {
+          status: 426,
+          code: 'websocket.upgrade_required',
+          detail: 'This path is a WebSocket: open it with an Upgrade: websocket request.',
+          headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
+        },
+        req.method,
+      ),
   }));
 }
 

@@ -15,8 +15,20 @@ describe('isSameOrigin', () => {
 });
 
 describe('upgrade decision', () => {
-  const decide = createUpgradeDecider({ paths: new Set(['/s']), ipAllowed: () => true, withOrigins: ['https://*.example.org'], maxUpgraded: 1 });
-  const facts = { path: '/s', clientIp: '127.0.0.1', protocol: 'http' as const, origin: undefined, host: 'h:1', upgrade: 'websocket' };
+  const decide = createUpgradeDecider({
+    paths: new Set(['/s']),
+    ipAllowed: () => true,
+    withOrigins: ['https://*.example.org'],
+    maxUpgraded: 1,
+  });
+  const facts = {
+    path: '/s',
+    clientIp: '127.0.0.1',
+    protocol: 'http' as const,
+    origin: undefined,
+    host: 'h:1',
+    upgrade: 'websocket',
+  };
 
   it('checks path, upgrade, origin, shut-down and capacity in that order', () => {
     expect(decide(facts, 0, false)).toEqual({ ok: true });
@@ -24,7 +36,9 @@ describe('upgrade decision', () => {
     const code = (v: ReturnType<typeof decide>) => (v.ok ? 'ok' : v.problem.code);
     expect(code(decide({ ...facts, path: '/t' }, 0, false))).toBe('websocket.not_found');
     expect(code(decide({ ...facts, upgrade: 'h2c' }, 0, false))).toBe('websocket.bad_upgrade');
-    expect(code(decide({ ...facts, origin: 'https://example.org.evil.test' }, 0, false))).toBe('websocket.origin_not_allowed');
+    expect(code(decide({ ...facts, origin: 'https://example.org.evil.test' }, 0, false))).toBe(
+      'websocket.origin_not_allowed',
+    );
     expect(code(decide(facts, 0, true))).toBe('websocket.shutting_down');
     expect(code(decide(facts, 1, false))).toBe('websocket.too_many_connections');
   });

@@ -29,20 +29,40 @@ export interface UpgradeRules {
 
 export type UpgradeVerdict = { ok: true } | { ok: false; problem: Problem };
 
-export function createUpgradeDecider(rules: UpgradeRules): (facts: UpgradeFacts, open: number, closing: boolean) => UpgradeVerdict {
+export function createUpgradeDecider(
+  rules: UpgradeRules,
+): (facts: UpgradeFacts, open: number, closing: boolean) => UpgradeVerdict {
   const listed = originMatcher(rules.withOrigins);
-  const refuse = (status: number, code: string, detail: string): UpgradeVerdict => ({ ok: false, problem: { status, code, detail } });
+  const refuse = (status: number, code: string, detail: string): UpgradeVerdict => ({
+    ok: false,
+    problem: { status, code, detail },
+  });
   return (facts, open, closing) => {
-    if (!rules.paths.has(facts.path)) return refuse(404, 'websocket.not_found', 'No WebSocket is offered at this path.');
-    if (facts.upgrade?.toLowerCase() !== 'websocket') return refuse(400, 'websocket.bad_upgrade', 'Only the websocket upgrade is supported.');
-    if (!rules.ipAllowed(facts.clientIp)) return refuse(403, 'host.ip_not_allowed', 'This client address is not allowed.');
-    if (facts.origin !== undefined && !isSameOrigin(facts.origin, facts.host, facts.protocol) && !listed(facts.origin)) {
+    if (!rules.paths.has(facts.path))
+      return refuse(404, 'websocket.not_found', 'No WebSocket is offered at this path.');
+    if (facts.upgrade?.toLowerCase() !== 'websocket')
+      return refuse(400, 'websocket.bad_upgrade', 'Only the websocket upgrade is supported.');
+    if (!rules.ipAllowed(facts.clientIp))
+      return refuse(403, 'host.ip_not_allowed', 'This client address is not allowed.');
+    if (
+      facts.origin !== undefined &&
+      !isSameOrigin(facts.origin, facts.host, facts.protocol) &&
+      !listed(facts.origin)
+    ) {
       // Cross-site WebSocket hijacking: a page on another site would ride this user's cookies.
-      return refuse(403, 'websocket.origin_not_allowed', 'This Origin may not open a WebSocket here (not this host and not in WithOrigins).');
+      return refuse(
+        403,
+        'websocket.origin_not_allowed',
+        'This Origin may not open a WebSocket here (not this host and not in WithOrigins).',
+      );
     }
     if (closing) return refuse(503, 'websocket.shutting_down', 'The host is shutting down.');
     if (rules.maxUpgraded !== null && open >= rules.maxUpgraded) {
-      return refuse(503, 'websocket.too_many_connections', `The host holds its most WebSocket connections (${rules.maxUpgraded}); try again later.`);
+      return refuse(
+        503,
+        'websocket.too_many_connections',
+        `The host holds its most WebSocket connections (${rules.maxUpgraded}); try again later.`,
+      );
     }
     return { ok: true };
   };
@@ -62,7 +82,11 @@ export function isSameOrigin(origin: string, host: string | undefined, protocol:
   }
   const defaultPort = protocol === 'https' ? '443' : '80';
   const [hostName, hostPort] = splitHost(host.toLowerCase());
-  return parsed.protocol === `${protocol}:` && parsed.hostname === hostName && (parsed.port || defaultPort) === (hostPort || defaultPort);
+  return (
+    parsed.protocol === `${protocol}:` &&
+    parsed.hostname === hostName &&
+    (parsed.port || defaultPort) === (hostPort || defaultPort)
+  );
 }
 
 function splitHost(host: string): [string, string] {

@@ -33,7 +33,13 @@ const echoModule: AckModuleFactory = (ctx) => {
       {
         path: '/echo/socket',
         handler(socket, req) {
-          socket.send(JSON.stringify({ user: req.ackUser?.UserID ?? null, count: req.session?.count ?? null, ip: req.ack.clientIp }));
+          socket.send(
+            JSON.stringify({
+              user: req.ackUser?.UserID ?? null,
+              count: req.session?.count ?? null,
+              ip: req.ack.clientIp,
+            }),
+          );
           socket.on('message', (data, isBinary) => socket.send(data, { binary: isBinary }));
         },
       },
@@ -41,12 +47,40 @@ const echoModule: AckModuleFactory = (ctx) => {
   };
 };
 
-async function startEcho(appSettings: Record<string, unknown> = {}, sections: Record<string, unknown> = {}, tls = false) {
-  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['echo'], ...appSettings }, ...sections }), moduleFiles(['echo']));
+async function startEcho(
+  appSettings: Record<string, unknown> = {},
+  sections: Record<string, unknown> = {},
+  tls = false,
+) {
+  const home = hosts.home(
+    testAppSettings({ AppSettings: { LoadModules: ['echo'], ...appSettings }, ...sections }),
+    moduleFiles(['echo']),
+  );
   if (tls) {
     // A self-signed PEM pair for 127.0.0.1, for the HTTPS listener.
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', `${home.appDir}/ws.key`, '-out', `${home.appDir}/ws.crt`], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        `${home.appDir}/ws.key`,
+        '-out',
+        `${home.appDir}/ws.crt`,
+      ],
+      { stdio: 'ignore' },
+    );
   }
   const started = await hosts.start(home, { echo: echoModule }, {}, tls ? { tlsPort: 0 } : {});
   return { ...started, ws: started.url.replace(/^http/, 'ws') + '/echo/socket' };
@@ -56,7 +90,10 @@ async function startEcho(appSettings: Record<string, unknown> = {}, sections: Re
 async function connect(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}) {
   const socket = new WebSocket(url, options);
   const [greeting] = (await once(socket, 'message')) as [Buffer];
-  return { socket, greeting: JSON.parse(greeting.toString()) as { user: string | null; count: number | null; ip: string } };
+  return {
+    socket,
+    greeting: JSON.parse(greeting.toString()) as { user: string | null; count: number | null; ip: string },
+  };
 }
 
 /** Resolves with the status and problem body of a refused upgrade. */
@@ -67,7 +104,11 @@ async function refusal(url: string, options: ConstructorParameters<typeof WebSoc
   let body = '';
   for await (const chunk of res) body += chunk;
   socket.terminate();
-  return { status: res.statusCode, type: res.headers['content-type'], problem: JSON.parse(body) as { code: string; detail: string } };
+  return {
+    status: res.statusCode,
+    type: res.headers['content-type'],
+    problem: JSON.parse(body) as { code: string; detail: string },
+  };
 }
 
 const closed = async (socket: WebSocket) => {
@@ -121,11 +162,16 @@ describe('WebSocket upgrades', () => {
   it('refuses a signed-out authentication cookie on the upgrade, as on any request', async () => {
     const { url, ws } = await startEcho();
     const signIn = await fetch(`${url}/echo/api/sign-in`);
-    const cookies = signIn.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookies = signIn.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     const before = await connect(ws, { headers: { cookie: cookies } });
     expect(before.greeting.user).toBe('ana');
     before.socket.close();
-    expect((await fetch(`${url}/echo/api/sign-out`, { method: 'POST', headers: { cookie: cookies } })).status).toBe(200);
+    expect((await fetch(`${url}/echo/api/sign-out`, { method: 'POST', headers: { cookie: cookies } })).status).toBe(
+      200,
+    );
     // The same cookies, replayed after sign-out: the socket opens, but for nobody.
     const after = await connect(ws, { headers: { cookie: cookies } });
     expect(after.greeting).toMatchObject({ user: null, count: null });
@@ -134,7 +180,10 @@ describe('WebSocket upgrades', () => {
 
   it('applies AllowedHosts and the one-Host rule to the upgrade (DNS rebinding)', async () => {
     const { ws } = await startEcho({}, { AllowedHosts: 'localhost' });
-    const rebound = await refusal(ws, { headers: { host: 'rebound.attacker.test' }, origin: 'http://rebound.attacker.test' });
+    const rebound = await refusal(ws, {
+      headers: { host: 'rebound.attacker.test' },
+      origin: 'http://rebound.attacker.test',
+    });
     expect(rebound.status).toBe(400);
     expect(rebound.problem.code).toBe('request.host_not_allowed');
     const allowed = await connect(ws, { headers: { host: 'localhost' } });
@@ -197,7 +246,9 @@ describe('WebSocket upgrades', () => {
     const { socket, greeting } = await connect(wss, { rejectUnauthorized: false, origin: host.tlsUrl });
     expect(greeting.user).toBeNull();
     socket.close();
-    expect((await refusal(wss, { rejectUnauthorized: false, origin: host.tlsUrl.replace('https:', 'http:') })).status).toBe(403);
+    expect(
+      (await refusal(wss, { rejectUnauthorized: false, origin: host.tlsUrl.replace('https:', 'http:') })).status,
+    ).toBe(403);
   });
 
   it('answers a plain GET at a socket path with 426 Upgrade Required', async () => {

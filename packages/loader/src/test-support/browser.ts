@@ -21,7 +21,9 @@ export async function observedPage(browser: Browser): Promise<ObservedPage> {
 }
 
 /** What the loader put into `<head>` as text assets, in document order. */
-export function textAssetsOf(page: Page): Promise<Array<{ id: string; type: string; text: string; src: string | null }>> {
+export function textAssetsOf(
+  page: Page,
+): Promise<Array<{ id: string; type: string; text: string; src: string | null }>> {
   return page.evaluate(() =>
     [...document.head.querySelectorAll('script[data-ack-src]')].map((e) => ({
       id: e.id,
@@ -36,7 +38,9 @@ export function textAssetsOf(page: Page): Promise<Array<{ id: string; type: stri
  * One Chromium and one example host (examples/basic) for a test file: started in `beforeAll`,
  * closed in `afterAll`. Read `browser` and `url` inside tests.
  */
-export function useExampleInBrowser(startHost: () => Promise<{ host: { close(o: { graceMs: number }): Promise<void> }; url: string }>): { readonly browser: Browser; readonly url: string } {
+export function useExampleInBrowser(
+  startHost: () => Promise<{ host: { close(o: { graceMs: number }): Promise<void> }; url: string }>,
+): { readonly browser: Browser; readonly url: string } {
   let browser: Browser | undefined;
   let started: Awaited<ReturnType<typeof startHost>> | undefined;
   beforeAll(async () => {

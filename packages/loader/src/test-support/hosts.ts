@@ -2,7 +2,14 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHost, type AckHost, type AckModuleFactory } from '@ack/host';
-import { createTestHome, moduleFiles, startTestHost, testAppSettings, type TestHome, type TestHost } from '@ack/host/test-support';
+import {
+  createTestHome,
+  moduleFiles,
+  startTestHost,
+  testAppSettings,
+  type TestHome,
+  type TestHost,
+} from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { bundle, build } from '../../build.mjs';
 
@@ -14,7 +21,9 @@ export const exampleHome = path.resolve(here, '../../../../examples/basic');
  * Builds the loader first, so `/lib/ack.loader.js` is the bundle of the sources under test.
  * `env` overrides settings (`AppSettings__...`); `tlsPort` opens the HTTPS listener too.
  */
-export async function startExampleHost(options: { env?: NodeJS.ProcessEnv; tlsPort?: number } = {}): Promise<{ host: AckHost; url: string }> {
+export async function startExampleHost(
+  options: { env?: NodeJS.ProcessEnv; tlsPort?: number } = {},
+): Promise<{ host: AckHost; url: string }> {
   await build();
   const host = await createHost({
     appDir: path.join(exampleHome, 'app'),
@@ -47,7 +56,10 @@ export async function startLoaderHome(options: {
   const before = options.before ?? {};
   const files: Record<string, string | object> = {
     ...moduleFiles(Object.keys(before)),
-    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { SharedFileConfigPath: '../config/shared_files.json' } },
+    'modules/wwwroot/module.json': {
+      ModuleID: 'wwwroot',
+      ModuleConfig: { SharedFileConfigPath: '../config/shared_files.json' },
+    },
     'config/shared_files.json': { items: options.items },
     'modules/wwwroot/wwwroot/lib/ack.loader.js': iife.code,
     'modules/wwwroot/wwwroot/lib/ack.loader.js.map': iife.map,
@@ -56,7 +68,10 @@ export async function startLoaderHome(options: {
   };
   for (const [name, content] of Object.entries(options.shared)) files[`shared/${name}`] = content;
   for (const [name, content] of Object.entries(options.pages)) files[`modules/wwwroot/wwwroot/${name}`] = content;
-  const home = createTestHome(testAppSettings({ AppSettings: { LoadModules: [...Object.keys(before), 'wwwroot'] } }), files);
+  const home = createTestHome(
+    testAppSettings({ AppSettings: { LoadModules: [...Object.keys(before), 'wwwroot'] } }),
+    files,
+  );
   const started = await startTestHost(home, { ...before, wwwroot: wwwrootModule });
   return {
     ...started,

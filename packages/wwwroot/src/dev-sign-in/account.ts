@@ -14,8 +14,17 @@ export interface FieldError {
 export type AccountCheck = { ok: true; account: SignInAccount } | { ok: false; errors: FieldError[] };
 
 const TEXT_FIELDS = [
-  'UserNo', 'UserName', 'Email', 'Celluar', 'PositionName', 'DepartmentName',
-  'CompanyName', 'BirthDate', 'Gender', 'Address', 'ExtendOption',
+  'UserNo',
+  'UserName',
+  'Email',
+  'Celluar',
+  'PositionName',
+  'DepartmentName',
+  'CompanyName',
+  'BirthDate',
+  'Gender',
+  'Address',
+  'ExtendOption',
 ] as const;
 
 const MAX_TEXT = 256;
@@ -59,7 +68,10 @@ export function checkDevAccount(input: unknown): AccountCheck {
     if (!Array.isArray(roles) || !roles.every((r) => typeof r === 'string')) {
       errors.push({ field: 'Roles', message: 'must be an array of strings' });
     } else if (roles.length > MAX_ROLES || roles.some((r: string) => r.length > MAX_ROLE || r.includes(','))) {
-      errors.push({ field: 'Roles', message: `must hold at most ${MAX_ROLES} roles of at most ${MAX_ROLE} characters, without commas` });
+      errors.push({
+        field: 'Roles',
+        message: `must hold at most ${MAX_ROLES} roles of at most ${MAX_ROLE} characters, without commas`,
+      });
     } else {
       account.Roles = (roles as string[]).filter((r) => r !== '');
     }

@@ -13,7 +13,12 @@ describe('cross-site requests on cookie-authorised routes', () => {
     { 'sec-fetch-site': 'same-site' }, // a sibling sub-domain
   ];
   const signIn = (headers: Record<string, string> = {}) =>
-    fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json', accept: 'application/json', ...headers }, body: '{"UserID":"victim"}' });
+    fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      body: '{"UserID":"victim"}',
+    });
 
   beforeAll(async () => {
     t = await startSignInHost({ moduleConfig: { BusinessServerUrl: 'http://127.0.0.1:1/x' } });
@@ -26,36 +31,71 @@ describe('cross-site requests on cookie-authorised routes', () => {
     const own = new URL(t.url).origin;
     for (const headers of crossSite) {
       const shown = JSON.stringify(headers);
-      const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, { method: 'POST', redirect: 'manual', headers: { cookie, ...headers } });
+      const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, ...headers },
+      });
       expect(out.status, shown).toBe(403);
       expect(out.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(await out.json()).toMatchObject({ status: 403, code: 'request.cross_site' });
       expect(out.headers.getSetCookie(), shown).toEqual([]);
       expect((await signIn(headers)).status, shown).toBe(403);
       const created = await fetch(`${t.url}/wwwroot/api/htmx/contacts`, {
-        method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'name=Mallory&email=m%40evil.example&phone=1',
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: 'name=Mallory&email=m%40evil.example&phone=1',
       });
       expect(created.status, shown).toBe(403);
-      expect((await fetch(`${t.url}/wwwroot/api/htmx/contacts/1`, { method: 'DELETE', headers: { cookie, ...headers } })).status, shown).toBe(403);
-      const tx = await fetch(`${t.url}/wwwroot/api/index/transaction`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', ...headers }, body: '{"commandID":"A|B|C|D"}' });
+      expect(
+        (await fetch(`${t.url}/wwwroot/api/htmx/contacts/1`, { method: 'DELETE', headers: { cookie, ...headers } }))
+          .status,
+        shown,
+      ).toBe(403);
+      const tx = await fetch(`${t.url}/wwwroot/api/index/transaction`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', ...headers },
+        body: '{"commandID":"A|B|C|D"}',
+      });
       expect(tx.status, shown).toBe(403);
     }
     // Nothing changed: still signed in, no Mallory.
     expect(await whoami(t.url, cookie)).toMatchObject({ UserID: 'victim' });
     expect(await (await fetch(`${t.url}/wwwroot/api/htmx/contacts`)).text()).not.toContain('Mallory');
     // Reads are not affected.
-    expect((await fetch(`${t.url}/wwwroot/api/htmx/contacts`, { headers: { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${t.url}/wwwroot/api/htmx/contacts`, {
+          headers: { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+        })
+      ).status,
+    ).toBe(200);
     // Same-origin pages and clients that are not browsers keep working.
-    const sameOrigin: Array<Record<string, string>> = [{ origin: own, 'sec-fetch-site': 'same-origin' }, { origin: own }, { 'sec-fetch-site': 'same-origin' }, {}];
+    const sameOrigin: Array<Record<string, string>> = [
+      { origin: own, 'sec-fetch-site': 'same-origin' },
+      { origin: own },
+      { 'sec-fetch-site': 'same-origin' },
+      {},
+    ];
     for (const headers of sameOrigin) {
       const created = await fetch(`${t.url}/wwwroot/api/htmx/contacts`, {
-        method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'name=Alice&email=a%40example.com&phone=1',
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: 'name=Alice&email=a%40example.com&phone=1',
       });
       expect(created.status, JSON.stringify(headers)).toBe(303);
     }
     // An origin listed in WithOrigins is trusted (as for CORS).
-    expect((await signIn({ origin: 'http://localhost:8421', 'sec-fetch-site': 'cross-site', cookie: '' })).status).toBe(200);
-    const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: own, 'sec-fetch-site': 'same-origin' } });
+    expect((await signIn({ origin: 'http://localhost:8421', 'sec-fetch-site': 'cross-site', cookie: '' })).status).toBe(
+      200,
+    );
+    const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: own, 'sec-fetch-site': 'same-origin' },
+    });
     expect(out.status).toBe(302);
   });
 });

@@ -5,13 +5,28 @@ import type { TestHost } from '@ack/host/test-support';
 import { cookieHeader, cookieValue, setCookies, startSignInHost, whoami } from './test-fixture.js';
 
 const SIGN_IN = '/wwwroot/api/dev-account/sign-in';
-const COOKIE_NAMES = ['TokenID', 'ExpireTicks', 'Member', 'Variable', 'BearerToken', 'AuthenticationScheme'].map((n) => `tst.${n}`);
+const COOKIE_NAMES = ['TokenID', 'ExpireTicks', 'Member', 'Variable', 'BearerToken', 'AuthenticationScheme'].map(
+  (n) => `tst.${n}`,
+);
 /** Sign-in regenerates the session, so its cookie comes with the set (and goes with sign-out). */
 const WITH_SESSION = [...COOKIE_NAMES, 'ack.Session'];
-const DEV_ACCOUNT = { UserNo: '7', UserID: 'dev1', UserName: 'Dev One', Email: 'dev1@example.com', Roles: ['Developer'], BirthDate: '', Gender: '' };
+const DEV_ACCOUNT = {
+  UserNo: '7',
+  UserID: 'dev1',
+  UserName: 'Dev One',
+  Email: 'dev1@example.com',
+  Roles: ['Developer'],
+  BirthDate: '',
+  Gender: '',
+};
 
 const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 describe('dev sign-in gate', () => {
   const cases: Array<[string, Record<string, unknown>]> = [
@@ -47,7 +62,9 @@ describe('dev sign-in', () => {
   afterAll(() => t.close());
 
   it('GET signs in the configured account with the whole cookie set and redirects to returnUrl', async () => {
-    const res = await fetch(`${t.url}${SIGN_IN}?returnUrl=${encodeURIComponent('/screens/main.html?tab=2')}`, { redirect: 'manual' });
+    const res = await fetch(`${t.url}${SIGN_IN}?returnUrl=${encodeURIComponent('/screens/main.html?tab=2')}`, {
+      redirect: 'manual',
+    });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/screens/main.html?tab=2');
     const cookies = setCookies(res);
@@ -62,7 +79,13 @@ describe('dev sign-in', () => {
       expect(cookies.get(name)).toMatch(/; SameSite=Lax/i);
     }
     const member = JSON.parse(Buffer.from(cookieValue(cookies.get('tst.Member')!), 'base64').toString('utf8'));
-    expect(member).toMatchObject({ UserID: 'dev1', UserName: 'Dev One', UserNo: '7', Email: 'dev1@example.com', Roles: ['Developer'] });
+    expect(member).toMatchObject({
+      UserID: 'dev1',
+      UserName: 'Dev One',
+      UserNo: '7',
+      Email: 'dev1@example.com',
+      Roles: ['Developer'],
+    });
     expect(member).not.toHaveProperty('BirthDate'); // empty string = not set
     expect(cookieValue(cookies.get('tst.TokenID')!)).toMatch(/^D\|HOSTNAME\|ACK\|HDS\|[0-9a-f]{32}$/);
     const variable = JSON.parse(Buffer.from(cookieValue(cookies.get('tst.Variable')!), 'base64').toString('utf8'));
@@ -71,12 +94,26 @@ describe('dev sign-in', () => {
   });
 
   it('POST signs in the account of the body; Accept: application/json gets 200 with the account', async () => {
-    const redirect = await postJson(`${t.url}${SIGN_IN}?returnUrl=/home`, { UserID: 'poster', Roles: ['User', 'Manager'], BirthDate: '2000-02-29', Gender: 'F' });
+    const redirect = await postJson(`${t.url}${SIGN_IN}?returnUrl=/home`, {
+      UserID: 'poster',
+      Roles: ['User', 'Manager'],
+      BirthDate: '2000-02-29',
+      Gender: 'F',
+    });
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get('location')).toBe('/home');
-    expect(await whoami(t.url, cookieHeader(redirect))).toMatchObject({ UserID: 'poster', Roles: ['User', 'Manager'], BirthDate: '2000-02-29', Gender: 'F' });
+    expect(await whoami(t.url, cookieHeader(redirect))).toMatchObject({
+      UserID: 'poster',
+      Roles: ['User', 'Manager'],
+      BirthDate: '2000-02-29',
+      Gender: 'F',
+    });
 
-    const json = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'scripted', Email: 's@example.com' }, { accept: 'application/json' });
+    const json = await postJson(
+      `${t.url}${SIGN_IN}`,
+      { UserID: 'scripted', Email: 's@example.com' },
+      { accept: 'application/json' },
+    );
     expect(json.status).toBe(200);
     const body = (await json.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ UserID: 'scripted', Email: 's@example.com', Roles: [] });
@@ -89,7 +126,12 @@ describe('dev sign-in', () => {
     const attempts = [
       postJson(`${t.url}${SIGN_IN}?returnUrl=/back`, '{not json', { cookie }),
       postJson(`${t.url}${SIGN_IN}?returnUrl=/back`, { UserID: '' }, { cookie }),
-      fetch(`${t.url}${SIGN_IN}?returnUrl=/back`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'text/plain' }, body: 'x' }),
+      fetch(`${t.url}${SIGN_IN}?returnUrl=/back`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'text/plain' },
+        body: 'x',
+      }),
       fetch(`${t.url}${SIGN_IN}?returnUrl=/back`, { redirect: 'manual', headers: { cookie } }),
       postJson(`${t.url}${SIGN_IN}?returnUrl=//evil.example`, '{', { cookie }),
     ];
@@ -102,24 +144,50 @@ describe('dev sign-in', () => {
 
   it('follows returnUrl only when it is a local path', async () => {
     const unsafe = [
-      '//evil.example', '/\\evil.example', '\\\\evil.example', 'https://evil.example', 'HTTPS://evil.example/x',
-      'javascript:alert(1)', 'evil.example', '%2F%2Fevil.example', '/%2F%2Fevil.example', '/%2f%2fevil.example',
-      '/%5Cevil.example', '/%5cevil.example', '/%252F%252Fevil.example', '/\t/evil.example', '/%09/evil.example',
-      '/\n/evil.example', '/%0d%0a/evil.example', ' //evil.example', '',
+      '//evil.example',
+      '/\\evil.example',
+      '\\\\evil.example',
+      'https://evil.example',
+      'HTTPS://evil.example/x',
+      'javascript:alert(1)',
+      'evil.example',
+      '%2F%2Fevil.example',
+      '/%2F%2Fevil.example',
+      '/%2f%2fevil.example',
+      '/%5Cevil.example',
+      '/%5cevil.example',
+      '/%252F%252Fevil.example',
+      '/\t/evil.example',
+      '/%09/evil.example',
+      '/\n/evil.example',
+      '/%0d%0a/evil.example',
+      ' //evil.example',
+      '',
     ];
     for (const returnUrl of unsafe) {
       const res = await postJson(`${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl })}`, { UserID: 'r' });
       expect(res.status, returnUrl).toBe(302);
       expect(res.headers.get('location'), returnUrl).toBe('/');
     }
-    const res = await fetch(`${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl: '//evil.example' })}`, { redirect: 'manual' });
+    const res = await fetch(`${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl: '//evil.example' })}`, {
+      redirect: 'manual',
+    });
     expect(res.headers.get('location')).toBe('/');
-    const local = await postJson(`${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl: '/view/HDS/a.html?x=1#top' })}`, { UserID: 'r' });
+    const local = await postJson(
+      `${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl: '/view/HDS/a.html?x=1#top' })}`,
+      { UserID: 'r' },
+    );
     expect(local.headers.get('location')).toBe('/view/HDS/a.html?x=1#top');
   });
 
   it('rejects an invalid account with 400 listing every bad field', async () => {
-    const bad = await postJson(`${t.url}${SIGN_IN}`, { UserID: '', Roles: 'Admin', BirthDate: '2023-02-30', Gender: 'MM', Email: 5 });
+    const bad = await postJson(`${t.url}${SIGN_IN}`, {
+      UserID: '',
+      Roles: 'Admin',
+      BirthDate: '2023-02-30',
+      Gender: 'MM',
+      Email: 5,
+    });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toMatch(/application\/problem\+json/);
     const problem = (await bad.json()) as { code: string; errors: Array<{ field: string }> };
@@ -127,8 +195,18 @@ describe('dev sign-in', () => {
     expect(problem.errors.map((e) => e.field).sort()).toEqual(['BirthDate', 'Email', 'Gender', 'Roles', 'UserID']);
     expect(bad.headers.getSetCookie()).toEqual([]);
 
-    const cases: unknown[] = [{}, { UserID: 42 }, { UserID: '   ' }, { UserID: 'a', Roles: [1] }, { UserID: 'a', BirthDate: '2023-2-3' },
-      { UserID: 'a', Gender: '1' }, [], { UserID: 'a', BirthDate: '1999-13-01' }, '{"UserID":', '"text"'];
+    const cases: unknown[] = [
+      {},
+      { UserID: 42 },
+      { UserID: '   ' },
+      { UserID: 'a', Roles: [1] },
+      { UserID: 'a', BirthDate: '2023-2-3' },
+      { UserID: 'a', Gender: '1' },
+      [],
+      { UserID: 'a', BirthDate: '1999-13-01' },
+      '{"UserID":',
+      '"text"',
+    ];
     for (const body of cases) {
       const res = await postJson(`${t.url}${SIGN_IN}`, typeof body === 'string' ? body : JSON.stringify(body));
       expect(res.status, JSON.stringify(body)).toBe(400);
@@ -143,7 +221,12 @@ describe('dev sign-in', () => {
       { 'content-type': 'multipart/form-data; boundary=x', body: '--x--' },
     ];
     for (const f of forms) {
-      const res = await fetch(`${t.url}${SIGN_IN}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': f['content-type'] }, body: f.body });
+      const res = await fetch(`${t.url}${SIGN_IN}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': f['content-type'] },
+        body: f.body,
+      });
       expect(res.status).toBe(415);
       expect(((await res.json()) as { code: string }).code).toBe('dev_sign_in.unsupported_media_type');
     }
@@ -171,16 +254,24 @@ describe('dev sign-in', () => {
     for (const value of tampered) {
       expect(await whoami(t.url, `tst.AuthenticationScheme=${encodeURIComponent(value)}`), value).toBeNull();
     }
-    expect(await whoami(t.url, `tst.AuthenticationScheme=${encodeURIComponent(auth)}`)).toMatchObject({ UserID: 'victim' });
+    expect(await whoami(t.url, `tst.AuthenticationScheme=${encodeURIComponent(auth)}`)).toMatchObject({
+      UserID: 'victim',
+    });
 
     // A cookie minted by another host (another signing key) is not accepted here.
-    const other = await startSignInHost({ appSettings: { Security: { SigningKey: 'another-hosts-signing-key-0123456789' } } });
+    const other = await startSignInHost({
+      appSettings: { Security: { SigningKey: 'another-hosts-signing-key-0123456789' } },
+    });
     try {
       const foreign = await postJson(`${other.url}${SIGN_IN}`, { UserID: 'foreigner' });
       expect(await whoami(other.url, cookieHeader(foreign))).toMatchObject({ UserID: 'foreigner' });
       expect(await whoami(t.url, cookieHeader(foreign))).toBeNull();
       // ...and a foreign cookie is not "already signed in" either: the sign-in goes ahead.
-      const again = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'local' }, { cookie: cookieHeader(foreign), accept: 'application/json' });
+      const again = await postJson(
+        `${t.url}${SIGN_IN}`,
+        { UserID: 'local' },
+        { cookie: cookieHeader(foreign), accept: 'application/json' },
+      );
       expect(again.status).toBe(200);
     } finally {
       await other.close();
@@ -189,8 +280,13 @@ describe('dev sign-in', () => {
 
   it('a hand-edited .Member cookie changes nothing the server believes', async () => {
     const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'plain', Roles: ['User'] });
-    const forgedMember = Buffer.from(JSON.stringify({ UserID: 'root', Roles: ['Root', 'Administrator'], ApplicationRoleID: 'Root' })).toString('base64');
-    const cookies = cookieHeader(res).split('; ').map((c) => (c.startsWith('tst.Member=') ? `tst.Member=${encodeURIComponent(forgedMember)}` : c)).join('; ');
+    const forgedMember = Buffer.from(
+      JSON.stringify({ UserID: 'root', Roles: ['Root', 'Administrator'], ApplicationRoleID: 'Root' }),
+    ).toString('base64');
+    const cookies = cookieHeader(res)
+      .split('; ')
+      .map((c) => (c.startsWith('tst.Member=') ? `tst.Member=${encodeURIComponent(forgedMember)}` : c))
+      .join('; ');
     expect(await whoami(t.url, cookies)).toMatchObject({ UserID: 'plain', Roles: ['User'] });
     // A Member cookie alone proves nothing.
     expect(await whoami(t.url, `tst.Member=${encodeURIComponent(forgedMember)}`)).toBeNull();
@@ -215,7 +311,10 @@ describe('dev sign-in configuration', () => {
 
   for (const userSignExpire of [-1, 0, 30]) {
     it(`sets the expiry for UserSignExpire ${userSignExpire}`, async () => {
-      const t = await startSignInHost({ appSettings: { UserSignExpire: userSignExpire }, moduleConfig: { DevAutoSignIn: DEV_ACCOUNT } });
+      const t = await startSignInHost({
+        appSettings: { UserSignExpire: userSignExpire },
+        moduleConfig: { DevAutoSignIn: DEV_ACCOUNT },
+      });
       try {
         const before = new Date();
         const res = await fetch(`${t.url}${SIGN_IN}`, { redirect: 'manual' });
@@ -252,7 +351,16 @@ describe('dev sign-in log', () => {
   it('logs every sign-in with the user ID and client address, never a cookie value', async () => {
     const t = await startSignInHost({
       moduleConfig: { DevAutoSignIn: DEV_ACCOUNT },
-      sections: { Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', buffered: false, outputTemplate: '{Message:lj}{NewLine}' } }] } },
+      sections: {
+        Serilog: {
+          WriteTo: [
+            {
+              Name: 'File',
+              Args: { path: '../log/app.log', buffered: false, outputTemplate: '{Message:lj}{NewLine}' },
+            },
+          ],
+        },
+      },
     });
     try {
       const get = await fetch(`${t.url}${SIGN_IN}`, { redirect: 'manual' });
@@ -260,7 +368,10 @@ describe('dev sign-in log', () => {
       const values = [...setCookies(get).values(), ...setCookies(post).values()].map(cookieValue);
       await t.host.close();
       const logDir = path.join(t.home.home, 'log');
-      const text = fs.readdirSync(logDir).map((f) => fs.readFileSync(path.join(logDir, f), 'utf8')).join('\n');
+      const text = fs
+        .readdirSync(logDir)
+        .map((f) => fs.readFileSync(path.join(logDir, f), 'utf8'))
+        .join('\n');
       expect(text).toMatch(/signed in: user dev1 from 127\.0\.0\.1 \(dev sign-in GET\)/);
       expect(text).toMatch(/signed in: user logged-poster from 127\.0\.0\.1 \(dev sign-in POST\)/);
       for (const value of values.filter((v) => v.length > 12)) expect(text).not.toContain(value);
@@ -275,7 +386,11 @@ describe('dev sign-out', () => {
     const t = await startSignInHost();
     try {
       const first = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'first' });
-      const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out?returnUrl=/bye`, { method: 'POST', redirect: 'manual', headers: { cookie: cookieHeader(first) } });
+      const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out?returnUrl=/bye`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: cookieHeader(first) },
+      });
       expect(out.status).toBe(302);
       expect(out.headers.get('location')).toBe('/bye');
       const cleared = setCookies(out);
@@ -297,7 +412,11 @@ describe('dev sign-in behind a proxy and without sessions', () => {
   it('marks every cookie Secure when the client came over HTTPS (trusted proxy) and logs the forwarded address', async () => {
     const t = await startSignInHost({ appSettings: { UseForwardProxy: true, ForwardProxyIP: ['127.0.0.1'] } });
     try {
-      const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'tls' }, { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' });
+      const res = await postJson(
+        `${t.url}${SIGN_IN}`,
+        { UserID: 'tls' },
+        { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' },
+      );
       const cookies = setCookies(res);
       expect(cookies.size).toBe(7);
       for (const c of cookies.values()) expect(c).toMatch(/; Secure/i);

@@ -69,7 +69,9 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
     res.redirect(302, returnTo(req));
   });
 
-  runtime.ctx.logger.warn('development sign-in is enabled: /wwwroot/api/dev-account/sign-in signs anyone in (RunningEnvironment D only)');
+  runtime.ctx.logger.warn(
+    'development sign-in is enabled: /wwwroot/api/dev-account/sign-in signs anyone in (RunningEnvironment D only)',
+  );
   return router;
 }
 

@@ -23,19 +23,31 @@ export const DEV_APP_SETTINGS = { IsEnabledDevAutoSignIn: true, RunningEnvironme
 
 export async function startSignInHost(options: FixtureOptions = {}): Promise<TestHost> {
   const home = createTestHome(
-    testAppSettings({ AppSettings: { LoadModules: ['wwwroot', 'whoami'], ...DEV_APP_SETTINGS, ...options.appSettings }, ...options.sections }),
+    testAppSettings({
+      AppSettings: { LoadModules: ['wwwroot', 'whoami'], ...DEV_APP_SETTINGS, ...options.appSettings },
+      ...options.sections,
+    }),
     {
       'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { ...options.moduleConfig } },
       'modules/whoami/module.json': { ModuleID: 'whoami' },
     },
   );
   const host = await startTestHost(home, { wwwroot: wwwrootModule, whoami: whoamiModule });
-  return { ...host, close: async () => { await host.close(); home.remove(); } };
+  return {
+    ...host,
+    close: async () => {
+      await host.close();
+      home.remove();
+    },
+  };
 }
 
 /** `name=value` pairs of a response's Set-Cookie headers, as a Cookie request header would send them. */
 export function cookieHeader(res: Response): string {
-  return res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
 }
 
 /** Set-Cookie headers by cookie name. */

@@ -14,10 +14,30 @@ export type ContactErrors = Partial<Record<keyof ContactFields | 'form', string>
 
 export const MAX_CONTACTS = 500;
 const SEED_NAMES = [
-  'Ada Lovelace', 'Alan Turing', 'Grace Hopper', 'Edsger Dijkstra', 'Barbara Liskov', 'Donald Knuth',
-  'Margaret Hamilton', 'Ken Thompson', 'Dennis Ritchie', 'Frances Allen', 'John Backus', 'Radia Perlman',
-  'Tim Berners-Lee', 'Adele Goldberg', 'Niklaus Wirth', 'Hedy Lamarr', 'Leslie Lamport', 'Shafi Goldwasser',
-  'Tony Hoare', 'Sophie Wilson', 'Bjarne Stroustrup', 'Karen Spärck Jones', 'Guido van Rossum', 'Jean Sammet',
+  'Ada Lovelace',
+  'Alan Turing',
+  'Grace Hopper',
+  'Edsger Dijkstra',
+  'Barbara Liskov',
+  'Donald Knuth',
+  'Margaret Hamilton',
+  'Ken Thompson',
+  'Dennis Ritchie',
+  'Frances Allen',
+  'John Backus',
+  'Radia Perlman',
+  'Tim Berners-Lee',
+  'Adele Goldberg',
+  'Niklaus Wirth',
+  'Hedy Lamarr',
+  'Leslie Lamport',
+  'Shafi Goldwasser',
+  'Tony Hoare',
+  'Sophie Wilson',
+  'Bjarne Stroustrup',
+  'Karen Spärck Jones',
+  'Guido van Rossum',
+  'Jean Sammet',
 ];
 
 export function createContactStore(seed = true) {
@@ -26,7 +46,11 @@ export function createContactStore(seed = true) {
   if (seed) {
     for (const name of SEED_NAMES) {
       const id = nextId++;
-      const email = `${name.toLowerCase().normalize('NFD').replace(/[^a-z ]/g, '').replace(/ +/g, '.')}@example.com`;
+      const email = `${name
+        .toLowerCase()
+        .normalize('NFD')
+        .replace(/[^a-z ]/g, '')
+        .replace(/ +/g, '.')}@example.com`;
       contacts.set(id, { id, name, email, phone: `+1 555 01${String(id).padStart(2, '0')}` });
     }
   }
@@ -64,8 +88,10 @@ export function checkContact(body: unknown): { fields: ContactFields; errors: Co
   if (fields.name === '') errors.name = 'Enter a name.';
   else if (fields.name.length > 100) errors.name = 'Use at most 100 characters.';
   if (fields.email === '') errors.email = 'Enter an e-mail address.';
-  else if (fields.email.length > 254 || !/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(fields.email)) errors.email = 'Enter an e-mail address such as name@example.com.';
-  if (fields.phone.length > 40 || !/^[0-9+()\-. ]*$/.test(fields.phone)) errors.phone = 'Use digits, spaces and + ( ) - . only, at most 40.';
+  else if (fields.email.length > 254 || !/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(fields.email))
+    errors.email = 'Enter an e-mail address such as name@example.com.';
+  if (fields.phone.length > 40 || !/^[0-9+()\-. ]*$/.test(fields.phone))
+    errors.phone = 'Use digits, spaces and + ( ) - . only, at most 40.';
   return { fields, errors };
 }
 

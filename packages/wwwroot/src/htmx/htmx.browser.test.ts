@@ -6,7 +6,10 @@ import { launchChromium, type TestHost } from '@ack/host/test-support';
 import { startSignInHost } from '../dev-sign-in/test-fixture.js';
 
 // The sample screen of examples/basic, served from the example's own static root, in Debian's Chromium (or ACK_CHROMIUM_PATH).
-const exampleRoot = path.resolve(fileURLToPath(import.meta.url), '../../../../../examples/basic/modules/wwwroot/wwwroot');
+const exampleRoot = path.resolve(
+  fileURLToPath(import.meta.url),
+  '../../../../../examples/basic/modules/wwwroot/wwwroot',
+);
 
 describe('htmx sample screen in a browser', () => {
   let t: TestHost;

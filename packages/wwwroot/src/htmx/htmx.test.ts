@@ -15,9 +15,15 @@ describe('htmx sample routes', () => {
   });
   afterAll(() => t.close());
 
-  const get = (path: string, headers: Record<string, string> = {}) => fetch(`${t.url}${BASE}${path}`, { headers, redirect: 'manual' });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${t.url}${BASE}${path}`, { headers, redirect: 'manual' });
   const send = (method: string, path: string, form: Record<string, string>, headers: Record<string, string> = HX) =>
-    fetch(`${t.url}${BASE}${path}`, { method, headers: { ...FORM, ...headers }, body: new URLSearchParams(form).toString(), redirect: 'manual' });
+    fetch(`${t.url}${BASE}${path}`, {
+      method,
+      headers: { ...FORM, ...headers },
+      body: new URLSearchParams(form).toString(),
+      redirect: 'manual',
+    });
 
   it('the list: a fragment to htmx, a whole page otherwise; load more pages through', async () => {
     const fragment = await get('/contacts', HX);
@@ -66,12 +72,18 @@ describe('htmx sample routes', () => {
   });
 
   it('create: 201 with details, HX-Trigger and HX-Push-Url; invalid input re-renders the form with 422', async () => {
-    const created = await send('POST', '/contacts', { name: 'Katherine Johnson', email: 'kj@example.com', phone: '+1 555 0000' });
+    const created = await send('POST', '/contacts', {
+      name: 'Katherine Johnson',
+      email: 'kj@example.com',
+      phone: '+1 555 0000',
+    });
     expect(created.status).toBe(201);
     const id = Number(/data-contact-id="(\d+)"/.exec(await created.clone().text())![1]);
     expect(JSON.parse(created.headers.get('hx-trigger')!)).toEqual({ 'contacts-changed': { id } });
     expect(created.headers.get('hx-push-url')).toBe(`${BASE}/contacts/${id}`);
-    expect(await created.text()).toContain('<div id="messages" role="status" hx-swap-oob="true">Created Katherine Johnson.</div>');
+    expect(await created.text()).toContain(
+      '<div id="messages" role="status" hx-swap-oob="true">Created Katherine Johnson.</div>',
+    );
     expect(rowIds(await (await get('/contacts', HX)).text())[0]).toBe(id); // newest first
 
     const invalid = await send('POST', '/contacts', { name: '', email: 'not-an-address', phone: 'call me' });
@@ -103,17 +115,23 @@ describe('htmx sample routes', () => {
         expect(html, path).toContain(escapeHtml(evil));
       }
     }
-    const invalid = await (await send('POST', '/contacts', { name: evil, email: '"><script>alert(1)</script>' })).text();
+    const invalid = await (
+      await send('POST', '/contacts', { name: evil, email: '"><script>alert(1)</script>' })
+    ).text();
     expect(invalid).not.toContain('<script>alert(1)');
     expect(invalid).toContain('value="&#34;&#62;&#60;script&#62;');
-    expect((await get(`/contacts/%3Cscript%3E`, HX).then((r) => r.text()))).not.toContain('<script>');
+    expect(await get(`/contacts/%3Cscript%3E`, HX).then((r) => r.text())).not.toContain('<script>');
   });
 
   it('update (PUT, or POST without htmx) and delete (DELETE) with the HX headers', async () => {
     const created = await send('POST', '/contacts', { name: 'To Change', email: 'change@example.com' });
     const id = Number(/data-contact-id="(\d+)"/.exec(await created.text())![1]);
 
-    const updated = await send('PUT', `/contacts/${id}`, { name: 'Changed', email: 'changed@example.com', phone: '123' });
+    const updated = await send('PUT', `/contacts/${id}`, {
+      name: 'Changed',
+      email: 'changed@example.com',
+      phone: '123',
+    });
     expect(updated.status).toBe(200);
     expect(JSON.parse(updated.headers.get('hx-trigger')!)).toEqual({ 'contacts-changed': { id } });
     expect(await updated.text()).toContain('<h2>Changed</h2>');
@@ -157,7 +175,10 @@ describe('htmx sample routes', () => {
 describe('htmx sample outside development', () => {
   it('has no contact routes in RunningEnvironment P unless IsEnabledHtmxSample is true; htmx.min.js stays', async () => {
     const off = await startSignInHost({ appSettings: { RunningEnvironment: 'P' } });
-    const on = await startSignInHost({ appSettings: { RunningEnvironment: 'P' }, moduleConfig: { IsEnabledHtmxSample: true } });
+    const on = await startSignInHost({
+      appSettings: { RunningEnvironment: 'P' },
+      moduleConfig: { IsEnabledHtmxSample: true },
+    });
     try {
       expect((await fetch(`${off.url}${BASE}/contacts`)).status).toBe(404);
       expect((await fetch(`${off.url}${BASE}/htmx.min.js`)).status).toBe(200);

@@ -3,9 +3,26 @@ import { createRequire } from 'node:module';
 import express, { type Request, type Response, type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
 import { fixedBody, sendBuffer } from '../serving/send-buffer.js';
-import { checkContact, createContactStore, parseContactId, type Contact, type ContactErrors, type ContactFields } from './contacts-store.js';
 import {
-  BASE, PAGE_SIZE, STYLESHEET, contactDetails, contactForm, contactQuickView, contactRows, contactTable, messageOob, notFound, page,
+  checkContact,
+  createContactStore,
+  parseContactId,
+  type Contact,
+  type ContactErrors,
+  type ContactFields,
+} from './contacts-store.js';
+import {
+  BASE,
+  PAGE_SIZE,
+  STYLESHEET,
+  contactDetails,
+  contactForm,
+  contactQuickView,
+  contactRows,
+  contactTable,
+  messageOob,
+  notFound,
+  page,
 } from './render.js';
 
 /**
@@ -20,7 +37,13 @@ import {
  */
 export function createHtmxRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
-  router.get('/htmx.min.js', assetHandler(fs.readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js')), 'text/javascript; charset=utf-8'));
+  router.get(
+    '/htmx.min.js',
+    assetHandler(
+      fs.readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js')),
+      'text/javascript; charset=utf-8',
+    ),
+  );
   router.get('/contacts.css', assetHandler(Buffer.from(STYLESHEET), 'text/css; charset=utf-8'));
 
   if (!runtime.settings.htmxSampleEnabled) return router;
@@ -65,26 +88,39 @@ export function createHtmxRouter(runtime: WwwrootRuntime): Router {
     afterChange(req, res, created, `Created ${created.name}.`, 201);
   });
 
-  const withContact = (handler: (req: Request, res: Response, contact: Contact) => void) => (req: Request, res: Response) => {
-    const raw = String(req.params.id);
-    const id = parseContactId(raw);
-    const contact = id === undefined ? undefined : store.get(id);
-    if (!contact) return sendHtml(req, res, 404, notFound(raw), () => page({ list: listPage(), editor: notFound(raw) }));
-    handler(req, res, contact);
-  };
+  const withContact =
+    (handler: (req: Request, res: Response, contact: Contact) => void) => (req: Request, res: Response) => {
+      const raw = String(req.params.id);
+      const id = parseContactId(raw);
+      const contact = id === undefined ? undefined : store.get(id);
+      if (!contact)
+        return sendHtml(req, res, 404, notFound(raw), () => page({ list: listPage(), editor: notFound(raw) }));
+      handler(req, res, contact);
+    };
 
-  router.get('/contacts/:id', withContact((req, res, c) => {
-    if (isHtmx(req)) res.setHeader('HX-Push-Url', `${BASE}/contacts/${c.id}`);
-    sendHtml(req, res, 200, contactDetails(c), () => page({ list: listPage(), editor: contactDetails(c) }));
-  }));
+  router.get(
+    '/contacts/:id',
+    withContact((req, res, c) => {
+      if (isHtmx(req)) res.setHeader('HX-Push-Url', `${BASE}/contacts/${c.id}`);
+      sendHtml(req, res, 200, contactDetails(c), () => page({ list: listPage(), editor: contactDetails(c) }));
+    }),
+  );
 
-  router.get('/contacts/:id/quick', withContact((req, res, c) => {
-    sendHtml(req, res, 200, contactQuickView(c), () => page({ list: listPage(), quick: contactQuickView(c) }));
-  }));
+  router.get(
+    '/contacts/:id/quick',
+    withContact((req, res, c) => {
+      sendHtml(req, res, 200, contactQuickView(c), () => page({ list: listPage(), quick: contactQuickView(c) }));
+    }),
+  );
 
-  router.get('/contacts/:id/edit', withContact((req, res, c) => {
-    sendHtml(req, res, 200, contactForm(c, {}, c.id), () => page({ list: listPage(), editor: contactForm(c, {}, c.id) }));
-  }));
+  router.get(
+    '/contacts/:id/edit',
+    withContact((req, res, c) => {
+      sendHtml(req, res, 200, contactForm(c, {}, c.id), () =>
+        page({ list: listPage(), editor: contactForm(c, {}, c.id) }),
+      );
+    }),
+  );
 
   // htmx sends PUT; a browser without script posts the same form.
   const update = withContact((req, res, c) => {
@@ -135,7 +171,10 @@ function isHtmx(req: Request): boolean {
 }
 
 function sendHtml(req: Request, res: Response, status: number, fragment: string, wholePage: () => string): void {
-  res.status(status).type('text/html; charset=utf-8').send(isHtmx(req) ? fragment : wholePage());
+  res
+    .status(status)
+    .type('text/html; charset=utf-8')
+    .send(isHtmx(req) ? fragment : wholePage());
 }
 
 function parseOffset(value: unknown): number {

@@ -27,9 +27,10 @@ export function contactRow(c: Contact): string {
 /** Rows from `offset`, then the "load more" row when more remain. */
 export function contactRows(contacts: Contact[], offset: number, total: number): string {
   const next = offset + contacts.length;
-  const more = next < total
-    ? `<tr id="load-more"><td colspan="3"><button type="button" hx-get="${BASE}/contacts/more?offset=${next}" hx-target="#load-more" hx-swap="outerHTML">Load more (${total - next} left)</button> <a href="${BASE}/contacts?offset=${next}">next page</a></td></tr>`
-    : '';
+  const more =
+    next < total
+      ? `<tr id="load-more"><td colspan="3"><button type="button" hx-get="${BASE}/contacts/more?offset=${next}" hx-target="#load-more" hx-swap="outerHTML">Load more (${total - next} left)</button> <a href="${BASE}/contacts?offset=${next}">next page</a></td></tr>`
+      : '';
   return contacts.map(contactRow).join('\n') + more;
 }
 

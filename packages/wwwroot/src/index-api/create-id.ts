@@ -40,9 +40,14 @@ export function callerOrigin(origin: string | undefined, referer: string | undef
 
 export function parseFromMinutes(value: unknown): number {
   if (value === undefined || value === '' || value === null) return DEFAULT_FROM_MINUTES;
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,5}$/.test(value) ? Number(value) : NaN;
   if (!(Number.isInteger(n) && n >= 1 && n <= MAX_FROM_MINUTES)) {
-    throw new ProblemError({ status: 400, code: 'index.invalid_from_minutes', detail: `fromMinutes must be a whole number from 1 to ${MAX_FROM_MINUTES}.` });
+    throw new ProblemError({
+      status: 400,
+      code: 'index.invalid_from_minutes',
+      detail: `fromMinutes must be a whole number from 1 to ${MAX_FROM_MINUTES}.`,
+    });
   }
   return n;
 }
@@ -64,7 +69,8 @@ export function createIdIssuer(withOrigins: readonly string[], policy: CreateIdP
         throw new ProblemError({
           status: 403,
           code: 'index.origin_not_allowed',
-          detail: 'create-id is only for screens served from an origin listed in AppSettings:WithOrigins (Origin or Referer header).',
+          detail:
+            'create-id is only for screens served from an origin listed in AppSettings:WithOrigins (Origin or Referer header).',
         });
       }
       const t = now();

@@ -24,7 +24,8 @@ export function parseCount(value: unknown): number {
   const text = queryText(value, 'count');
   if (text === undefined) return 1;
   const n = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1 && n <= MAX_ID_COUNT)) throw bad('invalid_count', `count must be a whole number from 1 to ${MAX_ID_COUNT}.`);
+  if (!(n >= 1 && n <= MAX_ID_COUNT))
+    throw bad('invalid_count', `count must be a whole number from 1 to ${MAX_ID_COUNT}.`);
   return n;
 }
 
@@ -71,12 +72,16 @@ export function createSqidsCodec(alphabet: string, settingsFile: string): SqidsC
   return {
     encode(numbersText) {
       const text = queryText(numbersText, 'numbers');
-      if (text === undefined || text.trim() === '') throw bad('invalid_numbers', 'numbers is required: whole numbers separated by commas, e.g. 1,2,3.');
+      if (text === undefined || text.trim() === '')
+        throw bad('invalid_numbers', 'numbers is required: whole numbers separated by commas, e.g. 1,2,3.');
       const parts = text.split(',').map((s) => s.trim());
       if (parts.length > MAX_SQIDS_NUMBERS) throw bad('invalid_numbers', `Give at most ${MAX_SQIDS_NUMBERS} numbers.`);
       const numbers = parts.map((p) => (/^\d{1,16}$/.test(p) ? Number(p) : NaN));
       if (numbers.some((n) => !Number.isSafeInteger(n))) {
-        throw bad('invalid_numbers', `numbers must be whole numbers from 0 to ${Number.MAX_SAFE_INTEGER}, separated by commas.`);
+        throw bad(
+          'invalid_numbers',
+          `numbers must be whole numbers from 0 to ${Number.MAX_SAFE_INTEGER}, separated by commas.`,
+        );
       }
       return sqids.encode(numbers);
     },
@@ -86,7 +91,7 @@ export function createSqidsCodec(alphabet: string, settingsFile: string): SqidsC
       const numbers = hash.length <= 512 ? sqids.decode(hash) : [];
       // Only the canonical form of an id decodes: another spelling of the same numbers is not one we issued.
       if (numbers.length === 0 || numbers.some((n) => !Number.isSafeInteger(n)) || sqids.encode(numbers) !== hash) {
-        throw bad('invalid_hash', 'hash is not an id made by encode-no with this host\'s alphabet.');
+        throw bad('invalid_hash', "hash is not an id made by encode-no with this host's alphabet.");
       }
       return numbers;
     },

@@ -14,7 +14,9 @@ describe('index helper APIs under hostile input', () => {
 
   it('a `j:` JSON cookie is not handed to the module as an object (was a 500 in validate-token)', async () => {
     for (const value of ['j:{"a":1}', 'j:[1,2]', 'j:1', 'j:true']) {
-      const res = await fetch(`${t.url}${API}/validate-token`, { headers: { cookie: `tst.XSRF-TOKEN=${value}`, 'X-CSRF-TOKEN': 'x' } });
+      const res = await fetch(`${t.url}${API}/validate-token`, {
+        headers: { cookie: `tst.XSRF-TOKEN=${value}`, 'X-CSRF-TOKEN': 'x' },
+      });
       expect(res.status, value).toBe(400);
       const body = (await res.json()) as { code: string; reason: string };
       expect(body.code).toBe('index.invalid_antiforgery_token');

@@ -39,7 +39,17 @@ describe('index helper APIs', () => {
     expect(many.body[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const later = await getJson(`${t.url}${API}/id?count=1`);
     expect(later.body[0] > many.body[999].replace(/-/g, '')).toBe(true);
-    for (const q of ['count=0', 'count=1001', 'count=-1', 'count=1.5', 'count=abc', 'count=1&count=2', 'count=', 'count=99999999999', 'hasSplits=maybe']) {
+    for (const q of [
+      'count=0',
+      'count=1001',
+      'count=-1',
+      'count=1.5',
+      'count=abc',
+      'count=1&count=2',
+      'count=',
+      'count=99999999999',
+      'hasSplits=maybe',
+    ]) {
       const bad = await getJson(`${t.url}${API}/id?${q}`);
       expect(bad.status, q).toBe(400);
       expect(bad.res.headers.get('content-type')).toMatch(/problem\+json/);
@@ -52,7 +62,9 @@ describe('index helper APIs', () => {
     const text = 'héllo wörld & more';
     const hash = await getJson(`${t.url}${API}/sha256hash?${new URLSearchParams({ text })}`);
     expect(hash.body).toBe(crypto.createHash('sha256').update(text, 'utf8').digest('hex'));
-    expect((await getJson(`${t.url}${API}/sha256hash?text=`)).body).toBe(crypto.createHash('sha256').update('').digest('hex'));
+    expect((await getJson(`${t.url}${API}/sha256hash?text=`)).body).toBe(
+      crypto.createHash('sha256').update('').digest('hex'),
+    );
     expect((await getJson(`${t.url}${API}/sha256hash`)).status).toBe(400);
     expect((await getJson(`${t.url}${API}/sha256hash?text=a&text=b`)).status).toBe(400);
   });
@@ -66,8 +78,17 @@ describe('index helper APIs', () => {
     expect(dec.body).toEqual([1, 2, 3]);
     const big = await getJson(`${t.url}${API}/encode-no?numbers=${Number.MAX_SAFE_INTEGER},0`);
     expect((await getJson(`${t.url}${API}/decode-no?hash=${big.body}`)).body).toEqual([Number.MAX_SAFE_INTEGER, 0]);
-    for (const q of ['numbers=', 'numbers=a', 'numbers=-1', 'numbers=1.5', 'numbers=1,,2', `numbers=${Number.MAX_SAFE_INTEGER + 2}`,
-      'numbers=99999999999999999999', `numbers=${Array(101).fill(1).join(',')}`, 'numbers=1&numbers=2']) {
+    for (const q of [
+      'numbers=',
+      'numbers=a',
+      'numbers=-1',
+      'numbers=1.5',
+      'numbers=1,,2',
+      `numbers=${Number.MAX_SAFE_INTEGER + 2}`,
+      'numbers=99999999999999999999',
+      `numbers=${Array(101).fill(1).join(',')}`,
+      'numbers=1&numbers=2',
+    ]) {
       const bad = await getJson(`${t.url}${API}/encode-no?${q}`);
       expect(bad.status, q).toBe(400);
       expect(bad.body.code).toBe('index.invalid_numbers');
@@ -86,17 +107,33 @@ describe('index helper APIs', () => {
     const minutes = (Date.parse(ok.body.expiresAt) - Date.now()) / 60_000;
     expect(minutes).toBeGreaterThan(4.9);
     expect(minutes).toBeLessThanOrEqual(5);
-    expect((await getJson(`${t.url}${API}/check-id?requestID=${ok.body.requestID}`)).body).toMatchObject({ valid: true, expiresAt: ok.body.expiresAt });
+    expect((await getJson(`${t.url}${API}/check-id?requestID=${ok.body.requestID}`)).body).toMatchObject({
+      valid: true,
+      expiresAt: ok.body.expiresAt,
+    });
     expect((await getJson(`${t.url}${API}/check-id?requestID=${'0'.repeat(32)}`)).body).toMatchObject({ valid: false });
 
-    const byReferer = await getJson(`${t.url}${API}/create-id`, { method: 'POST', headers: { referer: 'https://app.example/screens/a.html?x=1' } });
+    const byReferer = await getJson(`${t.url}${API}/create-id`, {
+      method: 'POST',
+      headers: { referer: 'https://app.example/screens/a.html?x=1' },
+    });
     expect(byReferer.status).toBe(200);
-    const byJson = await getJson(`${t.url}${API}/create-id`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: JSON.stringify({ fromMinutes: 60 }) });
+    const byJson = await getJson(`${t.url}${API}/create-id`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ fromMinutes: 60 }),
+    });
     expect(byJson.status).toBe(200);
     expect((Date.parse(byJson.body.expiresAt) - Date.now()) / 60_000).toBeGreaterThan(59.9);
 
-    const refusedOrigins: Array<Record<string, string>> = [{}, { origin: 'http://evil.example' }, { origin: 'http://screens.example:8081' }, { origin: 'null' },
-      { referer: 'http://evil.example/http://screens.example:8080' }, { origin: 'http://evil.example', referer: `${origin}/x` }];
+    const refusedOrigins: Array<Record<string, string>> = [
+      {},
+      { origin: 'http://evil.example' },
+      { origin: 'http://screens.example:8081' },
+      { origin: 'null' },
+      { referer: 'http://evil.example/http://screens.example:8080' },
+      { origin: 'http://evil.example', referer: `${origin}/x` },
+    ];
     for (const headers of refusedOrigins) {
       const refused = await getJson(`${t.url}${API}/create-id`, { headers });
       expect(refused.status, JSON.stringify(headers)).toBe(403);
@@ -108,7 +145,9 @@ describe('index helper APIs', () => {
   });
 
   it('create-id without CreateIDPolicy is not rate limited', async () => {
-    const answers = await Promise.all(Array.from({ length: 30 }, () => fetch(`${t.url}${API}/create-id`, { headers: { origin } })));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => fetch(`${t.url}${API}/create-id`, { headers: { origin } })),
+    );
     expect(answers.map((r) => r.status)).toEqual(Array(30).fill(200));
   });
 
@@ -122,7 +161,9 @@ describe('index helper APIs', () => {
     expect(cookieValue(cookie)).toBe(token);
     const jar = cookieHeader(issued.res);
 
-    expect((await getJson(`${t.url}${API}/validate-token`, { headers: { cookie: jar, 'X-CSRF-TOKEN': token } })).body).toEqual({ valid: true });
+    expect(
+      (await getJson(`${t.url}${API}/validate-token`, { headers: { cookie: jar, 'X-CSRF-TOKEN': token } })).body,
+    ).toEqual({ valid: true });
     const form = await getJson(`${t.url}${API}/validate-token`, {
       method: 'POST',
       headers: { cookie: jar, 'content-type': 'application/x-www-form-urlencoded' },
@@ -145,9 +186,17 @@ describe('index helper APIs', () => {
     }
 
     // Bound to the user: a token issued anonymously does not pass for a signed-in user.
-    const signIn = await fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body: '{"UserID":"u1"}' });
+    const signIn = await fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/json' },
+      body: '{"UserID":"u1"}',
+    });
     const both = `${jar}; ${cookieHeader(signIn)}`;
-    expect((await getJson(`${t.url}${API}/validate-token`, { headers: { cookie: both, 'X-CSRF-TOKEN': token } })).body.reason).toBe('bad_signature');
+    expect(
+      (await getJson(`${t.url}${API}/validate-token`, { headers: { cookie: both, 'X-CSRF-TOKEN': token } })).body
+        .reason,
+    ).toBe('bad_signature');
   });
 });
 
@@ -168,7 +217,9 @@ describe('create-id with CreateIDPolicy enabled', () => {
       expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(((await last!.json()) as { code: string }).code).toBe('index.create_id_rate_limited');
       // The origin check still comes first.
-      expect((await fetch(`${t.url}${API}/create-id`, { headers: { origin: 'http://evil.example' } })).status).toBe(403);
+      expect((await fetch(`${t.url}${API}/create-id`, { headers: { origin: 'http://evil.example' } })).status).toBe(
+        403,
+      );
     } finally {
       await t.close();
     }
@@ -196,11 +247,18 @@ function startBusinessServer() {
       if (mode === 'leak') {
         // An upstream that echoes its own configuration in the error text.
         const self = `http://svc:s3cret-pw@${req.headers.host}${req.url}`;
-        return send(500, { acknowledge: 0, exceptionText: `Server=db;User ID=sa;Password=hunter2; failed, called as ${self} from http://${req.headers.host}` });
+        return send(500, {
+          acknowledge: 0,
+          exceptionText: `Server=db;User ID=sa;Password=hunter2; failed, called as ${self} from http://${req.headers.host}`,
+        });
       }
-      if (mode === 'nack') return send(200, { acknowledge: 0, exceptionText: 'TST010 business rule violated', result: { dataSet: [] } });
+      if (mode === 'nack')
+        return send(200, { acknowledge: 0, exceptionText: 'TST010 business rule violated', result: { dataSet: [] } });
       if (mode === 'exception') {
-        return send(200, { acknowledge: 1, result: { dataSet: [{ id: 'HasException', value: { ErrorMessage: 'Ok|Completed|SQL error near FROM' } }] } });
+        return send(200, {
+          acknowledge: 1,
+          result: { dataSet: [{ id: 'HasException', value: { ErrorMessage: 'Ok|Completed|SQL error near FROM' } }] },
+        });
       }
       const inputs = body.payLoad.dataMapSet[0] as Array<{ id: string; value: unknown }>;
       send(200, {
@@ -217,21 +275,24 @@ function startBusinessServer() {
       });
     });
   });
-  return new Promise<{ url: string; received: typeof received; setMode(m: typeof mode): void; close(): Promise<void> }>((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as AddressInfo).port;
-      resolve({
-        url: `http://127.0.0.1:${port}/transact/api/transaction/execute`,
-        received,
-        setMode: (m) => void (mode = m),
-        close: () => new Promise<void>((r) => {
-          for (const res of hanging) res.destroy();
-          server.closeAllConnections();
-          server.close(() => r());
-        }),
+  return new Promise<{ url: string; received: typeof received; setMode(m: typeof mode): void; close(): Promise<void> }>(
+    (resolve) => {
+      server.listen(0, '127.0.0.1', () => {
+        const port = (server.address() as AddressInfo).port;
+        resolve({
+          url: `http://127.0.0.1:${port}/transact/api/transaction/execute`,
+          received,
+          setMode: (m) => void (mode = m),
+          close: () =>
+            new Promise<void>((r) => {
+              for (const res of hanging) res.destroy();
+              server.closeAllConnections();
+              server.close(() => r());
+            }),
+        });
       });
-    });
-  });
+    },
+  );
 }
 
 describe('direct-transaction wrapper', () => {
@@ -239,7 +300,11 @@ describe('direct-transaction wrapper', () => {
   let business: Awaited<ReturnType<typeof startBusinessServer>>;
   const KEY = 'module-key-for-tests';
   const call = (body: unknown, headers: Record<string, string> = {}) =>
-    getJson(`${t.url}${API}/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    getJson(`${t.url}${API}/transaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const command = { commandID: 'HDS|ZZW|TST010|GD01', inputs: [{ Name: 'Kim', Age: 30, Active: true, Note: null }] };
 
   beforeAll(async () => {
@@ -267,25 +332,59 @@ describe('direct-transaction wrapper', () => {
     expect(sent.headers['content-type']).toMatch(/application\/json/);
     expect(sent.headers.authorizationkey).toBeUndefined(); // the caller's key is not passed on
     const b = sent.body;
-    expect(b).toMatchObject({ action: 'SYN', kind: 'BIZ', version: '001', environment: 'D', clientTag: 'SYS1|HOSTA|ack|D', accessToken: '' });
+    expect(b).toMatchObject({
+      action: 'SYN',
+      kind: 'BIZ',
+      version: '001',
+      environment: 'D',
+      clientTag: 'SYS1|HOSTA|ack|D',
+      accessToken: '',
+    });
     expect(b.requestID).toMatch(/^HDSZZWTST010GD01D\d{14}[0-9A-F]{6}$/);
     expect(b.system).toMatchObject({ programID: 'HDS', moduleID: 'wwwroot', hostName: 'HOSTA' });
     expect(b.system.routes[0]).toMatchObject({ systemID: 'SYS1' });
     expect(b.interface).toMatchObject({ interfaceID: 'S', sourcePort: 0 });
-    expect(b.transaction).toMatchObject({ globalID: b.requestID, businessID: 'ZZW', transactionID: 'TST010', functionID: 'GD01', screenID: 'TST010', simulationType: 'N', dataFormat: 'J', compressionYN: 'N' });
+    expect(b.transaction).toMatchObject({
+      globalID: b.requestID,
+      businessID: 'ZZW',
+      transactionID: 'TST010',
+      functionID: 'GD01',
+      screenID: 'TST010',
+      simulationType: 'N',
+      dataFormat: 'J',
+      compressionYN: 'N',
+    });
     expect(b.payLoad.dataMapCount).toEqual([1]);
-    expect(b.payLoad.dataMapSet).toEqual([[{ id: 'Name', value: 'Kim' }, { id: 'Age', value: 30 }, { id: 'Active', value: true }, { id: 'Note', value: null }]]);
+    expect(b.payLoad.dataMapSet).toEqual([
+      [
+        { id: 'Name', value: 'Kim' },
+        { id: 'Age', value: 30 },
+        { id: 'Active', value: true },
+        { id: 'Note', value: null },
+      ],
+    ]);
   });
 
   it('works for a signed-in user (operatorID is the user) and refuses everyone else with 401', async () => {
     business.setMode('success');
-    const signIn = await fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body: '{"UserID":"operator7"}' });
+    const signIn = await fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/json' },
+      body: '{"UserID":"operator7"}',
+    });
     const ok = await call(command, { cookie: cookieHeader(signIn) });
     expect(ok.status).toBe(200);
     expect(business.received.at(-1)!.body.transaction.operatorID).toBe('operator7');
 
     const before = business.received.length;
-    const refusedCallers: Array<Record<string, string>> = [{}, { AuthorizationKey: 'wrong' }, { AuthorizationKey: `${KEY}x` }, { AuthorizationKey: '' }, { cookie: 'tst.Member=eyJVc2VySUQiOiJ4In0=' }];
+    const refusedCallers: Array<Record<string, string>> = [
+      {},
+      { AuthorizationKey: 'wrong' },
+      { AuthorizationKey: `${KEY}x` },
+      { AuthorizationKey: '' },
+      { cookie: 'tst.Member=eyJVc2VySUQiOiJ4In0=' },
+    ];
     for (const headers of refusedCallers) {
       const res = await call(command, headers);
       expect(res.status, JSON.stringify(headers)).toBe(401);
@@ -297,12 +396,27 @@ describe('direct-transaction wrapper', () => {
   });
 
   it('checks the request body: 400 for a bad commandID or inputs, 415 for non-JSON', async () => {
-    for (const body of [{}, { commandID: 'A|B|C' }, { commandID: 'A|B|C|D|E' }, { commandID: 'A|B|C|' }, { commandID: 'A|B|../x|D' }, { commandID: 5 },
-      { commandID: 'A|B|C|D', inputs: {} }, { commandID: 'A|B|C|D', inputs: [1] }, { commandID: 'A|B|C|D', inputs: [{ a: { nested: 1 } }] }, '[]', '{bad']) {
+    for (const body of [
+      {},
+      { commandID: 'A|B|C' },
+      { commandID: 'A|B|C|D|E' },
+      { commandID: 'A|B|C|' },
+      { commandID: 'A|B|../x|D' },
+      { commandID: 5 },
+      { commandID: 'A|B|C|D', inputs: {} },
+      { commandID: 'A|B|C|D', inputs: [1] },
+      { commandID: 'A|B|C|D', inputs: [{ a: { nested: 1 } }] },
+      '[]',
+      '{bad',
+    ]) {
       const res = await call(body, { AuthorizationKey: KEY });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
-    const form = await getJson(`${t.url}${API}/transaction`, { method: 'POST', headers: { AuthorizationKey: KEY, 'content-type': 'text/plain' }, body: 'x' });
+    const form = await getJson(`${t.url}${API}/transaction`, {
+      method: 'POST',
+      headers: { AuthorizationKey: KEY, 'content-type': 'text/plain' },
+      body: 'x',
+    });
     expect(form.status).toBe(415);
   });
 
@@ -325,10 +439,17 @@ describe('direct-transaction wrapper', () => {
   }
 
   it('the guessable default key (SystemID + RunningEnvironment + HostName) opens nothing', async () => {
-    const plain = await startSignInHost({ appSettings: { SystemID: 'SYS1', HostName: 'HOSTA' }, moduleConfig: { BusinessServerUrl: business.url } });
+    const plain = await startSignInHost({
+      appSettings: { SystemID: 'SYS1', HostName: 'HOSTA' },
+      moduleConfig: { BusinessServerUrl: business.url },
+    });
     try {
       for (const key of ['SYS1DHOSTA', '']) {
-        const res = await getJson(`${plain.url}${API}/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', AuthorizationKey: key }, body: JSON.stringify(command) });
+        const res = await getJson(`${plain.url}${API}/transaction`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', AuthorizationKey: key },
+          body: JSON.stringify(command),
+        });
         expect(res.status, key).toBe(401);
       }
     } finally {
@@ -339,21 +460,35 @@ describe('direct-transaction wrapper', () => {
   it('never echoes BusinessServerUrl, its credentials or a password from the upstream in the 502 detail', async () => {
     const withCredentials = business.url.replace('http://', 'http://svc:s3cret-pw@');
     const hostPort = new URL(business.url).host;
-    const leaky = await startSignInHost({ moduleConfig: { BusinessServerUrl: withCredentials, AuthorizationKey: KEY } });
-    const down = await startSignInHost({ moduleConfig: { BusinessServerUrl: 'http://svc:s3cret-pw@127.0.0.1:1/execute', AuthorizationKey: KEY } });
+    const leaky = await startSignInHost({
+      moduleConfig: { BusinessServerUrl: withCredentials, AuthorizationKey: KEY },
+    });
+    const down = await startSignInHost({
+      moduleConfig: { BusinessServerUrl: 'http://svc:s3cret-pw@127.0.0.1:1/execute', AuthorizationKey: KEY },
+    });
     try {
       business.setMode('leak');
       const before = business.received.length;
-      for (const [url, reached] of [[leaky.url, true], [down.url, false]] as const) {
-        const res = await getJson(`${url}${API}/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', AuthorizationKey: KEY }, body: JSON.stringify(command) });
+      for (const [url, reached] of [
+        [leaky.url, true],
+        [down.url, false],
+      ] as const) {
+        const res = await getJson(`${url}${API}/transaction`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', AuthorizationKey: KEY },
+          body: JSON.stringify(command),
+        });
         expect(res.status).toBe(502);
         const detail = String(res.body.detail);
         expect(detail).toMatch(reached ? /HTTP 500/ : /could not be reached/);
-        for (const secret of ['s3cret-pw', 'hunter2', hostPort, '127.0.0.1:1', 'svc:']) expect(detail, detail).not.toContain(secret);
+        for (const secret of ['s3cret-pw', 'hunter2', hostPort, '127.0.0.1:1', 'svc:'])
+          expect(detail, detail).not.toContain(secret);
       }
       // The credentials were sent as Basic authorization, not refused.
       expect(business.received.length).toBe(before + 1);
-      expect(business.received.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('svc:s3cret-pw').toString('base64')}`);
+      expect(business.received.at(-1)!.headers.authorization).toBe(
+        `Basic ${Buffer.from('svc:s3cret-pw').toString('base64')}`,
+      );
     } finally {
       await leaky.close();
       await down.close();
@@ -361,9 +496,15 @@ describe('direct-transaction wrapper', () => {
   });
 
   it('answers 502 when the business server is not there', async () => {
-    const down = await startSignInHost({ moduleConfig: { BusinessServerUrl: 'http://127.0.0.1:1/execute', AuthorizationKey: KEY } });
+    const down = await startSignInHost({
+      moduleConfig: { BusinessServerUrl: 'http://127.0.0.1:1/execute', AuthorizationKey: KEY },
+    });
     try {
-      const res = await getJson(`${down.url}${API}/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', AuthorizationKey: KEY }, body: JSON.stringify(command) });
+      const res = await getJson(`${down.url}${API}/transaction`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', AuthorizationKey: KEY },
+        body: JSON.stringify(command),
+      });
       expect(res.status).toBe(502);
       expect(res.body.detail).toMatch(/could not be reached/);
     } finally {

@@ -4,7 +4,13 @@ import { ProblemError, safeEqual } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { createSqidsCodec, parseCount, parseFlag, queryText, sequentialIds, sha256Hex } from './helpers.js';
 import { callerOrigin, createIdIssuer, parseFromMinutes } from './create-id.js';
-import { ANTIFORGERY_FORM_FIELD, ANTIFORGERY_HEADER, ANTIFORGERY_MAX_AGE_MS, checkAntiforgeryToken, issueAntiforgeryToken } from './antiforgery.js';
+import {
+  ANTIFORGERY_FORM_FIELD,
+  ANTIFORGERY_HEADER,
+  ANTIFORGERY_MAX_AGE_MS,
+  checkAntiforgeryToken,
+  issueAntiforgeryToken,
+} from './antiforgery.js';
 import { buildTransactionRequest, executeTransaction, parseTransactionBody } from './transaction.js';
 
 /**
@@ -24,7 +30,8 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   const keyConfigured = settings.authorizationKeyConfigured;
   const authorizationKey = Buffer.from(keyConfigured ? settings.authorizationKey : '', 'utf8');
   const log = ctx.logger;
-  if (!keyConfigured) log.info('transaction wrapper: ModuleConfig:AuthorizationKey is not set, so only signed-in users may call it');
+  if (!keyConfigured)
+    log.info('transaction wrapper: ModuleConfig:AuthorizationKey is not set, so only signed-in users may call it');
 
   const router = express.Router();
   router.use((_req, res, next) => {
@@ -46,7 +53,12 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
 
   router.get('/sha256hash', (req, res) => {
     const text = queryText(req.query.text, 'text');
-    if (text === undefined) throw new ProblemError({ status: 400, code: 'index.invalid_text', detail: 'text is required (it may be empty: ?text=).' });
+    if (text === undefined)
+      throw new ProblemError({
+        status: 400,
+        code: 'index.invalid_text',
+        detail: 'text is required (it may be empty: ?text=).',
+      });
     res.json(sha256Hex(text));
   });
 
@@ -67,7 +79,8 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
   router.get('/create-id', (req, res) => createId(req, res, queryText(req.query.fromMinutes, 'fromMinutes')));
   // A JSON body may carry fromMinutes; any other body is not read.
   router.post('/create-id', ctx.host.bodies.optionalJson(4 * 1024), (req, res) => {
-    const fromBody = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>).fromMinutes : undefined;
+    const fromBody =
+      typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>).fromMinutes : undefined;
     createId(req, res, fromBody ?? queryText(req.query.fromMinutes, 'fromMinutes'));
   });
   router.get('/check-id', (req, res) => {
@@ -86,15 +99,27 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
       path: '/',
       maxAge: ANTIFORGERY_MAX_AGE_MS,
     });
-    res.json({ token, headerName: ANTIFORGERY_HEADER, formFieldName: ANTIFORGERY_FORM_FIELD, expiresAt: new Date(now + ANTIFORGERY_MAX_AGE_MS).toISOString() });
+    res.json({
+      token,
+      headerName: ANTIFORGERY_HEADER,
+      formFieldName: ANTIFORGERY_FORM_FIELD,
+      expiresAt: new Date(now + ANTIFORGERY_MAX_AGE_MS).toISOString(),
+    });
   });
 
   const validateToken = (req: Request, res: Response) => {
     const body = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>) : {};
-    const fromForm = typeof body[ANTIFORGERY_FORM_FIELD] === 'string' ? (body[ANTIFORGERY_FORM_FIELD] as string) : undefined;
+    const fromForm =
+      typeof body[ANTIFORGERY_FORM_FIELD] === 'string' ? (body[ANTIFORGERY_FORM_FIELD] as string) : undefined;
     const submitted = req.get(ANTIFORGERY_HEADER) ?? fromForm;
     const cookies = (req.cookies ?? {}) as Record<string, string>;
-    const failure = checkAntiforgeryToken(antiforgeryKey, req.ackUser?.UserID ?? '', cookies[antiforgeryCookie], submitted, Date.now());
+    const failure = checkAntiforgeryToken(
+      antiforgeryKey,
+      req.ackUser?.UserID ?? '',
+      cookies[antiforgeryCookie],
+      submitted,
+      Date.now(),
+    );
     if (failure) {
       throw new ProblemError({
         status: 400,
@@ -116,33 +141,43 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
 
   // The direct-transaction wrapper: not an open proxy, so the caller is checked before the body is read.
   // A signed-in user's cookie authorises it, so another site's page may not use it.
-  router.post('/transaction', ctx.host.refuseCrossSite, (req, _res, next) => {
-    if (req.ackUser) return next();
-    const presented = req.get('AuthorizationKey');
-    if (presented !== undefined && authorizationKey.length > 0 && safeEqual(presented, authorizationKey)) return next();
-    next(new ProblemError({
-      status: 401,
-      code: 'index.transaction_unauthorized',
-      detail: 'Sign in, or present the module\'s key in the AuthorizationKey header.',
-    }));
-  }, ctx.host.bodies.json('index', 1024 * 1024), async (req, res) => {
-    const input = parseTransactionBody(req.body);
-    const body = buildTransactionRequest(input, app, {
-      moduleID: settings.moduleId,
-      moduleVersion: settings.version,
-      operatorID: req.ackUser?.UserID ?? '',
-      now: new Date(),
-    });
-    try {
-      res.json(await executeTransaction(settings.businessServerUrl, body, timeoutMs));
-    } catch (err) {
-      if (err instanceof ProblemError && err.problem.status === 502) {
-        log.warn(`transaction ${input.programID}|${input.businessID}|${input.transactionID}|${input.functionID} failed: ${err.problem.detail}`);
+  router.post(
+    '/transaction',
+    ctx.host.refuseCrossSite,
+    (req, _res, next) => {
+      if (req.ackUser) return next();
+      const presented = req.get('AuthorizationKey');
+      if (presented !== undefined && authorizationKey.length > 0 && safeEqual(presented, authorizationKey))
+        return next();
+      next(
+        new ProblemError({
+          status: 401,
+          code: 'index.transaction_unauthorized',
+          detail: "Sign in, or present the module's key in the AuthorizationKey header.",
+        }),
+      );
+    },
+    ctx.host.bodies.json('index', 1024 * 1024),
+    async (req, res) => {
+      const input = parseTransactionBody(req.body);
+      const body = buildTransactionRequest(input, app, {
+        moduleID: settings.moduleId,
+        moduleVersion: settings.version,
+        operatorID: req.ackUser?.UserID ?? '',
+        now: new Date(),
+      });
+      try {
+        res.json(await executeTransaction(settings.businessServerUrl, body, timeoutMs));
+      } catch (err) {
+        if (err instanceof ProblemError && err.problem.status === 502) {
+          log.warn(
+            `transaction ${input.programID}|${input.businessID}|${input.transactionID}|${input.functionID} failed: ${err.problem.detail}`,
+          );
+        }
+        throw err;
       }
-      throw err;
-    }
-  });
+    },
+  );
 
   return router;
 }
-

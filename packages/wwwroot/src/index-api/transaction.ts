@@ -24,30 +24,40 @@ const MAX_FIELDS = 500;
 
 export function parseTransactionBody(body: unknown): TransactionInput {
   const fail = (detail: string) => new ProblemError({ status: 400, code: 'index.invalid_transaction', detail });
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw fail('The body must be a JSON object { "commandID": "...", "inputs": [...] }.');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw fail('The body must be a JSON object { "commandID": "...", "inputs": [...] }.');
   const { commandID, inputs } = body as Record<string, unknown>;
   const parts = typeof commandID === 'string' ? commandID.split('|') : [];
   if (parts.length !== 4 || !parts.every((p) => ID_PART.test(p))) {
-    throw fail('commandID must be "<ProgramID>|<BusinessID>|<TransactionID>|<FunctionID>", each part letters, digits, _, . or -.');
+    throw fail(
+      'commandID must be "<ProgramID>|<BusinessID>|<TransactionID>|<FunctionID>", each part letters, digits, _, . or -.',
+    );
   }
   const sets = inputs === undefined || inputs === null ? [] : inputs;
-  if (!Array.isArray(sets) || sets.length > MAX_INPUT_SETS) throw fail(`inputs must be an array of at most ${MAX_INPUT_SETS} objects.`);
+  if (!Array.isArray(sets) || sets.length > MAX_INPUT_SETS)
+    throw fail(`inputs must be an array of at most ${MAX_INPUT_SETS} objects.`);
   for (const [i, set] of sets.entries()) {
-    if (typeof set !== 'object' || set === null || Array.isArray(set)) throw fail(`inputs[${i}] must be an object of field names and values.`);
+    if (typeof set !== 'object' || set === null || Array.isArray(set))
+      throw fail(`inputs[${i}] must be an object of field names and values.`);
     const values = Object.values(set as Record<string, unknown>);
     if (values.length > MAX_FIELDS) throw fail(`inputs[${i}] has more than ${MAX_FIELDS} fields.`);
-    if (values.some((v) => v !== null && typeof v === 'object')) throw fail(`inputs[${i}] values must be text, numbers, booleans or null.`);
+    if (values.some((v) => v !== null && typeof v === 'object'))
+      throw fail(`inputs[${i}] values must be text, numbers, booleans or null.`);
   }
   const [programID, businessID, transactionID, functionID] = parts as [string, string, string, string];
   return { programID, businessID, transactionID, functionID, inputs: sets as Array<Record<string, unknown>> };
 }
 
-const platformName = () => ({ win32: 'Windows', darwin: 'OSX', linux: 'Linux', freebsd: 'FreeBSD' } as Record<string, string>)[process.platform] ?? process.platform;
+const platformName = () =>
+  (({ win32: 'Windows', darwin: 'OSX', linux: 'Linux', freebsd: 'FreeBSD' }) as Record<string, string>)[
+    process.platform
+  ] ?? process.platform;
 
 /** The first non-internal IPv4 address and its MAC, as the original reports its source. */
 function sourceAddress(): { ip: string; mac: string } {
   for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return { ip: a.address, mac: a.mac.replace(/:/g, '').toUpperCase() };
+    for (const a of list ?? [])
+      if (a.family === 'IPv4' && !a.internal) return { ip: a.address, mac: a.mac.replace(/:/g, '').toUpperCase() };
   }
   return { ip: '127.0.0.1', mac: '' };
 }
@@ -65,7 +75,11 @@ export interface RequestContextInfo {
 }
 
 /** The camelCase request body the original's transaction client sends (docs/wire-formats.md). */
-export function buildTransactionRequest(input: TransactionInput, app: AppSettings, info: RequestContextInfo): Record<string, unknown> {
+export function buildTransactionRequest(
+  input: TransactionInput,
+  app: AppSettings,
+  info: RequestContextInfo,
+): Record<string, unknown> {
   const env = app.RunningEnvironment;
   const requestID = `${input.programID}${input.businessID}${input.transactionID}${input.functionID}${env}${stamp(info.now)}${crypto.randomBytes(3).toString('hex').toUpperCase()}`;
   const source = sourceAddress();
@@ -84,7 +98,16 @@ export function buildTransactionRequest(input: TransactionInput, app: AppSetting
       programID: input.programID,
       moduleID: info.moduleID,
       version: info.moduleVersion,
-      routes: [{ systemID: app.SystemID, hostName: '', environment: '', requestTick: info.now.getTime(), acceptTick: 0, responseTick: 0 }],
+      routes: [
+        {
+          systemID: app.SystemID,
+          hostName: '',
+          environment: '',
+          requestTick: info.now.getTime(),
+          acceptTick: 0,
+          responseTick: 0,
+        },
+      ],
       localeID: 'ko',
       hostName: app.HostName,
       pathName: '',
@@ -127,18 +150,31 @@ export function buildTransactionRequest(input: TransactionInput, app: AppSetting
 const MAX_UPSTREAM_BYTES = 32 * 1024 * 1024;
 
 /** Posts the request and reads the answer; every failure is a 502 problem with the upstream's words, redacted. */
-export async function executeTransaction(url: string, body: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
+export async function executeTransaction(
+  url: string,
+  body: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
   const upstreamFailure = (detail: string) =>
-    new ProblemError({ status: 502, code: 'index.transaction_failed', detail: redactText(detail, { BusinessServerUrl: url }) });
+    new ProblemError({
+      status: 502,
+      code: 'index.transaction_failed',
+      detail: redactText(detail, { BusinessServerUrl: url }),
+    });
   let parsedUrl: URL;
   try {
     parsedUrl = new URL(url);
   } catch {
     throw upstreamFailure('BusinessServerUrl is not a valid URL.');
   }
-  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw upstreamFailure('BusinessServerUrl must be an http or https URL.');
+  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:')
+    throw upstreamFailure('BusinessServerUrl must be an http or https URL.');
   // Credentials in the URL are sent as Basic authorization (fetch refuses a URL that holds them).
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-cache', ClientTag: '' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'cache-control': 'no-cache',
+    ClientTag: '',
+  };
   if (parsedUrl.username !== '' || parsedUrl.password !== '') {
     const user = decodeURIComponent(parsedUrl.username);
     const password = decodeURIComponent(parsedUrl.password);
@@ -169,7 +205,8 @@ export async function executeTransaction(url: string, body: Record<string, unkno
   let answer: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) answer = parsed as Record<string, unknown>;
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      answer = parsed as Record<string, unknown>;
   } catch {
     answer = undefined;
   }
@@ -199,7 +236,8 @@ export async function executeTransaction(url: string, body: Record<string, unkno
 
 /** The upstream's own words: `exceptionText`, else `message.mainText`. */
 function upstreamMessage(answer: Record<string, unknown>): string {
-  if (typeof answer.exceptionText === 'string' && answer.exceptionText.trim() !== '') return answer.exceptionText.trim();
+  if (typeof answer.exceptionText === 'string' && answer.exceptionText.trim() !== '')
+    return answer.exceptionText.trim();
   const message = answer.message as { mainText?: unknown } | undefined;
   if (typeof message?.mainText === 'string' && message.mainText.trim() !== '') return message.mainText.trim();
   return '';

@@ -12,13 +12,21 @@ const TOKEN = 'live-token';
 const HOST_ACCESS_ID = 'live-reload-host-access';
 
 async function start(appSettings: Record<string, unknown> = {}, moduleConfig: Record<string, unknown> = {}) {
-  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_ACCESS_ID, ...appSettings } }), {
-    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared.json', ...moduleConfig } },
-    'config/shared.json': { items: [{ requestPath: '/shared/theme.css', hostFilePath: '../shared/theme.css' }] },
-    'shared/theme.css': 'body{}',
-    'modules/wwwroot/wwwroot/site.css': 'body{}',
-    'contracts/wwwroot/HDS/screen.html': '<p>v1</p>',
-  });
+  const home = hosts.home(
+    testAppSettings({
+      AppSettings: { LoadModules: ['wwwroot'], UseContractSync: true, HostAccessID: HOST_ACCESS_ID, ...appSettings },
+    }),
+    {
+      'modules/wwwroot/module.json': {
+        ModuleID: 'wwwroot',
+        ModuleConfig: { FileSyncTokens: [TOKEN], SharedFileConfigPath: '../config/shared.json', ...moduleConfig },
+      },
+      'config/shared.json': { items: [{ requestPath: '/shared/theme.css', hostFilePath: '../shared/theme.css' }] },
+      'shared/theme.css': 'body{}',
+      'modules/wwwroot/wwwroot/site.css': 'body{}',
+      'contracts/wwwroot/HDS/screen.html': '<p>v1</p>',
+    },
+  );
   return hosts.start(home, { wwwroot: wwwrootModule });
 }
 
@@ -61,7 +69,11 @@ describe('live reload', () => {
     synced.append('changeType', 'Created');
     synced.append('destFilePath', 'app/page.html');
     synced.append('file', new Blob(['<p>synced</p>']), 'page.html');
-    const contract = await fetch(`${url}/contractsync`, { method: 'POST', body: synced, headers: { hostAccessID: HOST_ACCESS_ID } });
+    const contract = await fetch(`${url}/contractsync`, {
+      method: 'POST',
+      body: synced,
+      headers: { hostAccessID: HOST_ACCESS_ID },
+    });
     expect(contract.status).toBe(200);
     await expect.poll(() => seen).toContain('/wwwroot/app/page.html');
 
@@ -72,10 +84,13 @@ describe('live reload', () => {
       ['shared/theme.css', '/shared/theme.css'],
     ] as const) {
       await expect
-        .poll(() => {
-          home.write(file, `/* ${Date.now()} */`);
-          return seen;
-        }, { timeout: 10_000, interval: 500 })
+        .poll(
+          () => {
+            home.write(file, `/* ${Date.now()} */`);
+            return seen;
+          },
+          { timeout: 10_000, interval: 500 },
+        )
         .toContain(served);
     }
     socket.close();

@@ -13,7 +13,10 @@ export interface ServedFolder {
  * holds it, and at each shared-file request path that names it. Paths come percent-encoded as a
  * browser shows them. A temporary file of a safe write maps to nothing: only its final name counts.
  */
-export function createServedPathMap(folders: readonly ServedFolder[], shared: ReadonlyArray<{ requestPath: string; hostFilePath: string }>): (absolute: string) => string[] {
+export function createServedPathMap(
+  folders: readonly ServedFolder[],
+  shared: ReadonlyArray<{ requestPath: string; hostFilePath: string }>,
+): (absolute: string) => string[] {
   const byFile = new Map<string, string[]>();
   for (const item of shared) {
     const key = path.resolve(item.hostFilePath);

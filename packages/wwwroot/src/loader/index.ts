@@ -19,7 +19,9 @@ export function createLoaderRouter(runtime: WwwrootRuntime): Router {
     file = createRequire(import.meta.url).resolve('@ack/loader/ack.loader.js');
     if (!fs.existsSync(file)) throw new Error(`${file} does not exist`);
   } catch (err) {
-    runtime.ctx.logger.warn(`the browser loader is not available at ${LOADER_MOUNT}/ack.loader.js (${(err as Error).message}); build @ack/loader`);
+    runtime.ctx.logger.warn(
+      `the browser loader is not available at ${LOADER_MOUNT}/ack.loader.js (${(err as Error).message}); build @ack/loader`,
+    );
     file = undefined;
   }
   if (file) {

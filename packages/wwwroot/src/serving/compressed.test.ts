@@ -56,8 +56,12 @@ describe('precompressed sidecars', () => {
 
   it('respects q=0 and q-values', async () => {
     expect((await get('/app.js', { 'Accept-Encoding': 'br;q=0, gzip' })).headers['content-encoding']).toBe('gzip');
-    expect((await get('/app.js', { 'Accept-Encoding': 'br;q=0.5, gzip;q=0.9' })).headers['content-encoding']).toBe('gzip');
-    expect((await get('/app.js', { 'Accept-Encoding': 'br;q=0, gzip;q=0' })).headers['content-encoding']).toBeUndefined();
+    expect((await get('/app.js', { 'Accept-Encoding': 'br;q=0.5, gzip;q=0.9' })).headers['content-encoding']).toBe(
+      'gzip',
+    );
+    expect(
+      (await get('/app.js', { 'Accept-Encoding': 'br;q=0, gzip;q=0' })).headers['content-encoding'],
+    ).toBeUndefined();
     expect((await get('/app.js', { 'Accept-Encoding': '*;q=0' })).headers['content-encoding']).toBeUndefined();
     expect((await get('/app.js', { 'Accept-Encoding': '*' })).headers['content-encoding']).toBe('br');
     // Only the encodings there are sidecars for.
@@ -129,7 +133,13 @@ describe('UseResponseComression', () => {
     const g = await rawRequest(c.url, '/page.html', { headers: { 'Accept-Encoding': 'gzip' } });
     expect(g.headers['content-encoding']).toBe('gzip');
     expect(g.headers.etag).not.toBe(b.headers.etag);
-    expect((await rawRequest(c.url, '/page.html', { headers: { 'Accept-Encoding': 'gzip', 'If-None-Match': g.headers.etag! } })).status).toBe(304);
+    expect(
+      (
+        await rawRequest(c.url, '/page.html', {
+          headers: { 'Accept-Encoding': 'gzip', 'If-None-Match': g.headers.etag! },
+        })
+      ).status,
+    ).toBe(304);
     const png = await rawRequest(c.url, '/image.png', { headers: { 'Accept-Encoding': 'br, gzip' } });
     expect(png.headers['content-encoding']).toBeUndefined();
     expect(png.body.length).toBe(4096);

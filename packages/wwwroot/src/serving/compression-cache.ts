@@ -56,13 +56,25 @@ export function createCompressionCache(options: CompressionCacheOptions = {}): C
     }
     const { policy } = facts;
     for (const encoding of ENCODINGS) {
-      const body = encoding === 'br'
-        ? zlib.brotliCompressSync(source, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 6, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: source.length } })
-        : zlib.gzipSync(source, { level: 9 });
+      const body =
+        encoding === 'br'
+          ? zlib.brotliCompressSync(source, {
+              params: {
+                [zlib.constants.BROTLI_PARAM_QUALITY]: 6,
+                [zlib.constants.BROTLI_PARAM_SIZE_HINT]: source.length,
+              },
+            })
+          : zlib.gzipSync(source, { level: 9 });
       if (body.length >= source.length) continue;
       entry.copies[encoding] = makeRepresentation({
-        absolute: facts.absolute, size: body.length, mtimeMs: facts.mtimeMs, contentType: facts.contentType,
-        encoding, etagOf: facts.etag, policy, body,
+        absolute: facts.absolute,
+        size: body.length,
+        mtimeMs: facts.mtimeMs,
+        contentType: facts.contentType,
+        encoding,
+        etagOf: facts.etag,
+        policy,
+        body,
       });
       entry.bytes += body.length;
     }

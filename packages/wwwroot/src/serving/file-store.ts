@@ -134,10 +134,29 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       if (!sst?.isFile() || sst.mtimeMs < st.mtimeMs) continue;
       const whole = sst.size <= maxFileBytes ? readWhole(file) : undefined;
       const s = whole?.st ?? sst;
-      sidecars.set(encoding, makeRepresentation({ absolute: file, size: s.size, mtimeMs: s.mtimeMs, contentType, encoding, policy, body: whole?.body }));
+      sidecars.set(
+        encoding,
+        makeRepresentation({
+          absolute: file,
+          size: s.size,
+          mtimeMs: s.mtimeMs,
+          contentType,
+          encoding,
+          policy,
+          body: whole?.body,
+        }),
+      );
     }
     const negotiated = sidecars.size > 0 || (compression !== undefined && compressible);
-    const identity = makeRepresentation({ absolute, size: st.size, mtimeMs: st.mtimeMs, contentType, encoding: undefined, policy, body });
+    const identity = makeRepresentation({
+      absolute,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      contentType,
+      encoding: undefined,
+      policy,
+      body,
+    });
     const offered = [...new Set([...sidecars.keys(), ...(compression && compressible ? ENCODINGS : [])])];
     const facts: FileFacts = {
       ...identity,

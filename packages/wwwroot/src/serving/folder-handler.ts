@@ -41,10 +41,16 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
     const decoded = checkUrlPath(req.ack.path, rawPath);
     if (!decoded.ok) {
       if (decoded.status === 404) return next();
-      return sendProblem(res, { status: 400, code: 'request.bad_path', detail: `The path cannot name a file (${decoded.reason}).` }, req.method);
+      return sendProblem(
+        res,
+        { status: 400, code: 'request.bad_path', detail: `The path cannot name a file (${decoded.reason}).` },
+        req.method,
+      );
     }
     const folded = req.ack.path.folded;
-    const mount = mounts.find((m, i) => m.prefix.length === 0 || folded === prefixes[i] || folded.startsWith(prefixes[i] + '/'));
+    const mount = mounts.find(
+      (m, i) => m.prefix.length === 0 || folded === prefixes[i] || folded.startsWith(prefixes[i] + '/'),
+    );
     if (!mount) return next();
     const rest = decoded.segments.slice(mount.prefix.length);
     // A folder's index.html answers `/dir/` (and `/`); `/dir` is redirected to `/dir/` below.

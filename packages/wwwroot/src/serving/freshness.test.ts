@@ -43,7 +43,10 @@ describe('a cached file changed on disk', () => {
   it('is served new after another process wrote it', async () => {
     expect(await text('/child.txt')).toBe('before child');
     const file = path.join(root, 'child.txt');
-    execFileSync(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(file)}, 'written by a child')`]);
+    execFileSync(process.execPath, [
+      '-e',
+      `require('fs').writeFileSync(${JSON.stringify(file)}, 'written by a child')`,
+    ]);
     expect(await text('/child.txt')).toBe('written by a child');
   });
 

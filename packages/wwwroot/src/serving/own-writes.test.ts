@@ -40,7 +40,12 @@ describe('a file this host writes', () => {
       const before = await text('/view/own/screen.html');
       expect(before).toBe(`version ${String(i - 1).padStart(2, '0')}`);
       const next = `version ${String(i).padStart(2, '0')}`;
-      const up = await syncUpload(t.url, TOKEN, { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/own/screen.html' }, next);
+      const up = await syncUpload(
+        t.url,
+        TOKEN,
+        { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/own/screen.html' },
+        next,
+      );
       expect(up.status).toBe(200);
       expect(await text('/view/own/screen.html')).toBe(next);
     }

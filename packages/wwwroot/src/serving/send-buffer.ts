@@ -18,7 +18,12 @@ export interface FixedBody {
 }
 
 /** `extraHeaders` go on the 200 and the 304 alike (e.g. the manifest's `Ack-Live-Reload`). */
-export function fixedBody(body: Buffer, contentType: string, cacheControl: string, extraHeaders: Readonly<Record<string, string>> = {}): FixedBody {
+export function fixedBody(
+  body: Buffer,
+  contentType: string,
+  cacheControl: string,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): FixedBody {
   const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
   const extra = Object.entries(extraHeaders);
   return {
@@ -31,11 +36,7 @@ export function fixedBody(body: Buffer, contentType: string, cacheControl: strin
       ['Content-Length', String(body.length)],
       ...extra,
     ],
-    notModifiedHeaders: [
-      ['ETag', etag],
-      ['Cache-Control', cacheControl],
-      ...extra,
-    ],
+    notModifiedHeaders: [['ETag', etag], ['Cache-Control', cacheControl], ...extra],
   };
 }
 

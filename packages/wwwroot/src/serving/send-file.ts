@@ -21,8 +21,10 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: FileFa
     const prior = res.getHeader('Vary');
     res.setHeader('Vary', prior ? `${String(prior)}, Accept-Encoding` : 'Accept-Encoding');
   }
-  if ((h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) &&
-      notModified(h['if-none-match'], h['if-modified-since'], facts.etag, facts.lastModified)) {
+  if (
+    (h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) &&
+    notModified(h['if-none-match'], h['if-modified-since'], facts.etag, facts.lastModified)
+  ) {
     res.statusCode = 304;
     for (const [name, value] of facts.notModifiedHeaders) res.setHeader(name, value);
     res.end();

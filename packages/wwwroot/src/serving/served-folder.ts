@@ -6,9 +6,7 @@ import type { FileFacts, FileStore } from './file-store.js';
 
 /** What a URL names in a served folder: a file (with the resolution to remember), a folder, or nothing. */
 export type FolderResult =
-  | { kind: 'file'; facts: FileFacts; resolution: Resolution }
-  | { kind: 'directory' }
-  | { kind: 'none' };
+  { kind: 'file'; facts: FileFacts; resolution: Resolution } | { kind: 'directory' } | { kind: 'none' };
 
 /** How a URL was mapped to a file, kept so the next request for the same URL skips the walk. */
 export interface Resolution {

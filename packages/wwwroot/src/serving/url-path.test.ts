@@ -11,10 +11,22 @@ describe('decodeUrlPath', () => {
   });
 
   it('refuses what could leave the folder with 400, dotfiles with 404', () => {
-    for (const p of ['/..', '/a/../b', '/%2e%2e/x', '/.%2E/x', '/a%2fb', '/a%5cb', '/a\\b', '/a%00', '/C:/x', '/%c0%ae']) {
+    for (const p of [
+      '/..',
+      '/a/../b',
+      '/%2e%2e/x',
+      '/.%2E/x',
+      '/a%2fb',
+      '/a%5cb',
+      '/a\\b',
+      '/a%00',
+      '/C:/x',
+      '/%c0%ae',
+    ]) {
       expect(decodeUrlPath(p), p).toMatchObject({ ok: false, status: 400 });
     }
-    for (const p of ['/.env', '/a/.git/config', '/a/.well-known/x']) expect(decodeUrlPath(p), p).toMatchObject({ ok: false, status: 404 });
+    for (const p of ['/.env', '/a/.git/config', '/a/.well-known/x'])
+      expect(decodeUrlPath(p), p).toMatchObject({ ok: false, status: 404 });
     expect(decodeUrlPath('/.well-known/x')).toMatchObject({ ok: true });
     expect(decodeUrlPath('/.Well-Known/x')).toMatchObject({ ok: true });
   });
@@ -47,7 +59,10 @@ describe('cache policy', () => {
     expect(isLoaderFile('syn.loader.js')).toBe(true);
     expect(isLoaderFile('ACK.LOADER.MJS')).toBe(true);
     expect(isLoaderFile('loader.js')).toBe(false);
-    expect(cacheHeaders('ack.loader.js', 60)).toEqual([['Cache-Control', 'no-cache, no-store'], ['Expires', '-1']]);
+    expect(cacheHeaders('ack.loader.js', 60)).toEqual([
+      ['Cache-Control', 'no-cache, no-store'],
+      ['Expires', '-1'],
+    ]);
     expect(cacheHeaders('a.css', 60)).toEqual([['Cache-Control', 'public, max-age=60']]);
     expect(cacheHeaders('a.css', 0)).toEqual([['Cache-Control', 'no-cache']]);
   });

@@ -2,8 +2,7 @@ import { parseRequestPath, type RequestPath } from '@ack/host';
 
 /** The file-name segments a URL path names, or why it is refused (and with which status). */
 export type UrlPathResult =
-  | { ok: true; segments: readonly string[]; trailingSlash: boolean }
-  | { ok: false; status: 400 | 404; reason: string };
+  { ok: true; segments: readonly string[]; trailingSlash: boolean } | { ok: false; status: 400 | 404; reason: string };
 
 /**
  * Checks that the decoded segments of a request path (see `req.ack.path`, decoded once at the host
@@ -33,7 +32,8 @@ export function decodeUrlPath(rawPath: string): UrlPathResult {
 
 function refuseSegment(segment: string, first: boolean): UrlPathResult | undefined {
   if (segment === '..' || segment === '.') return { ok: false, status: 400, reason: 'dot segment' };
-  if (segment.includes('/') || segment.includes('\\')) return { ok: false, status: 400, reason: 'encoded or back-slash separator' };
+  if (segment.includes('/') || segment.includes('\\'))
+    return { ok: false, status: 400, reason: 'encoded or back-slash separator' };
   if (segment.includes('\0')) return { ok: false, status: 400, reason: 'NUL in path' };
   if (first && /^[A-Za-z]:/.test(segment)) return { ok: false, status: 400, reason: 'drive letter' };
   // Dotfiles and dot-folders are not served, except `/.well-known/` (ACME, security.txt).

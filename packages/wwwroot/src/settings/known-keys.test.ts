@@ -12,12 +12,23 @@ import { KNOWN_MODULE_CONFIG_KEYS, parseWwwrootSettings } from './module-setting
 const hosts = useTestHosts();
 const docs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs');
 
-function warningsFor(moduleConfig: Record<string, unknown>, appSettings: Record<string, unknown> = {}): { warnings: string[]; liveReload: boolean } {
-  const home = hosts.home({ AppSettings: { LoadModules: ['wwwroot'], ...appSettings } }, { 'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: moduleConfig } });
+function warningsFor(
+  moduleConfig: Record<string, unknown>,
+  appSettings: Record<string, unknown> = {},
+): { warnings: string[]; liveReload: boolean } {
+  const home = hosts.home(
+    { AppSettings: { LoadModules: ['wwwroot'], ...appSettings } },
+    { 'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: moduleConfig } },
+  );
   const { settings, file } = loadHostSettings(home.appDir, {});
   const settingsFile = path.join(home.home, 'modules', 'wwwroot', 'module.json');
   const moduleJson = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
-  const parsed = parseWwwrootSettings({ moduleJson, settings, paths: createHostPaths(path.dirname(file), {}), settingsFile });
+  const parsed = parseWwwrootSettings({
+    moduleJson,
+    settings,
+    paths: createHostPaths(path.dirname(file), {}),
+    settingsFile,
+  });
   return { warnings: parsed.warnings, liveReload: parsed.liveReload };
 }
 
@@ -31,7 +42,8 @@ function documentedKeys(): Set<string> {
   const section = /## The wwwroot module's `module.json`[\s\S]*?\n## /.exec(configuration)?.[0] ?? '';
   for (const m of section.matchAll(/^\| `([A-Z][A-Za-z]+)` \|/gm)) keys.add(m[1]!);
   for (const file of fs.readdirSync(docs).filter((f) => f.endsWith('.md'))) {
-    for (const m of fs.readFileSync(path.join(docs, file), 'utf8').matchAll(/ModuleConfig:([A-Z][A-Za-z]+)/g)) keys.add(m[1]!);
+    for (const m of fs.readFileSync(path.join(docs, file), 'utf8').matchAll(/ModuleConfig:([A-Z][A-Za-z]+)/g))
+      keys.add(m[1]!);
   }
   return keys;
 }
@@ -44,7 +56,7 @@ describe('the known ModuleConfig keys', () => {
     expect(KNOWN_MODULE_CONFIG_KEYS.filter((k) => !documented.has(k))).toEqual([]);
   });
 
-  it('draw no warning for a module.json that sets every one of them, live reload and the original host\'s hooks included', () => {
+  it("draw no warning for a module.json that sets every one of them, live reload and the original host's hooks included", () => {
     const all = Object.fromEntries(KNOWN_MODULE_CONFIG_KEYS.map((k) => [k, undefined]));
     const { warnings, liveReload } = warningsFor({
       ...all,
@@ -66,8 +78,12 @@ describe('the known ModuleConfig keys', () => {
   it('make a typo, or a key in another case, a warning naming the line and the closest key', () => {
     const { warnings } = warningsFor({ IsEnabledLiveReolad: true, isEnabledHtmxSample: true });
     expect(warnings).toEqual([
-      expect.stringMatching(/module\.json:\d+:\d+: unknown key "ModuleConfig:IsEnabledLiveReolad" \(ignored\); did you mean `IsEnabledLiveReload`\?$/),
-      expect.stringMatching(/module\.json:\d+:\d+: unknown key "ModuleConfig:isEnabledHtmxSample" \(ignored\); did you mean `IsEnabledHtmxSample`\?$/),
+      expect.stringMatching(
+        /module\.json:\d+:\d+: unknown key "ModuleConfig:IsEnabledLiveReolad" \(ignored\); did you mean `IsEnabledLiveReload`\?$/,
+      ),
+      expect.stringMatching(
+        /module\.json:\d+:\d+: unknown key "ModuleConfig:isEnabledHtmxSample" \(ignored\); did you mean `IsEnabledHtmxSample`\?$/,
+      ),
     ]);
   });
 });

@@ -22,7 +22,9 @@ async function startWith(moduleJson: unknown): Promise<string> {
 
 describe('wwwroot module.json', () => {
   it('starts with the original shape and defaults for what is missing', async () => {
-    expect(await startWith({ ModuleID: 'wwwroot', Name: 'wwwroot', Version: '1.0.0', ModuleConfig: {} })).toBe('started');
+    expect(await startWith({ ModuleID: 'wwwroot', Name: 'wwwroot', Version: '1.0.0', ModuleConfig: {} })).toBe(
+      'started',
+    );
     expect(await startWith({})).toBe('started');
   });
 
@@ -32,7 +34,12 @@ describe('wwwroot module.json', () => {
 
   it('names the file and every wrong key', async () => {
     const message = await startWith({
-      ModuleConfig: { WWWRootBasePath: 42, FileSyncTokens: ['ok', 7], ContractRequestPath: '../up', DevAutoSignIn: { Roles: 'x' } },
+      ModuleConfig: {
+        WWWRootBasePath: 42,
+        FileSyncTokens: ['ok', 7],
+        ContractRequestPath: '../up',
+        DevAutoSignIn: { Roles: 'x' },
+      },
     });
     expect(message).toMatch(/modules[/\\]wwwroot[/\\]module\.json/);
     expect(message).toContain('ModuleConfig.WWWRootBasePath:');

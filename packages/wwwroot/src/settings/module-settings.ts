@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { describeUnknownKeys, findUnknownKeys, parseTimeSpanMs, readAsDotNet, readModuleJsonFile, SettingsError, timeSpan, type ModuleContext, type ModuleJsonFile } from '@ack/host';
+import {
+  describeUnknownKeys,
+  findUnknownKeys,
+  parseTimeSpanMs,
+  readAsDotNet,
+  readModuleJsonFile,
+  SettingsError,
+  timeSpan,
+  type ModuleContext,
+  type ModuleJsonFile,
+} from '@ack/host';
 
 /**
  * `module.json` of the wwwroot module (docs/wire-formats.md "module.json"; the original's shape: `ModuleID`, `Name`,
@@ -29,13 +39,20 @@ const stringList = z
 
 /** A configured path: a string without NUL (resolved later from the entry base path). */
 const pathString = (fallback: string) =>
-  z.string().refine((v) => !v.includes('\0'), 'a path must not contain NUL').default(fallback);
+  z
+    .string()
+    .refine((v) => !v.includes('\0'), 'a path must not contain NUL')
+    .default(fallback);
 
 /** `view`, `/view/`, `screens/v1`: URL segments of unreserved characters, no `.` or `..`. */
 const requestPathPrefix = z
   .string()
   .refine(
-    (v) => v.split('/').filter(Boolean).every((s) => /^[A-Za-z0-9._~-]+$/.test(s) && s !== '.' && s !== '..'),
+    (v) =>
+      v
+        .split('/')
+        .filter(Boolean)
+        .every((s) => /^[A-Za-z0-9._~-]+$/.test(s) && s !== '.' && s !== '..'),
     'must be URL path segments of letters, digits, ".", "_", "~" or "-" (such as "view")',
   )
   .default('');
@@ -63,14 +80,23 @@ const ModuleConfigSchema = z.looseObject({
     .prefault({}),
   BusinessServerTimeout: timeSpan.default('00:00:30'),
   // Lenient as they always were: a value that is not a positive number (or not a boolean) means "not set".
-  SyncRefreshTimeoutMs: z.unknown().transform((v) => {
-    const n = Number(v);
-    return Number.isFinite(n) && n > 0 ? n : undefined;
-  }).optional(),
+  SyncRefreshTimeoutMs: z
+    .unknown()
+    .transform((v) => {
+      const n = Number(v);
+      return Number.isFinite(n) && n > 0 ? n : undefined;
+    })
+    .optional(),
   // A quoted "true"/"false" counts, as in appsettings.json.
   IsEnabledHtmxSample: z
     .unknown()
-    .transform((v) => (typeof v === 'boolean' ? v : typeof v === 'string' && /^\s*(true|false)\s*$/i.test(v) ? v.trim().toLowerCase() === 'true' : undefined))
+    .transform((v) =>
+      typeof v === 'boolean'
+        ? v
+        : typeof v === 'string' && /^\s*(true|false)\s*$/i.test(v)
+          ? v.trim().toLowerCase() === 'true'
+          : undefined,
+    )
     .optional(),
   /** Live reload (docs/live-reload.md); unset follows `RunningEnvironment` `D`; never in `P`. */
   IsEnabledLiveReload: z.boolean().optional(),
@@ -155,7 +181,9 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
   if (!parsed.success) throw new SettingsError(describeIssues(ctx.settingsFile, parsed.error.issues));
   const app = ctx.settings.AppSettings;
   const c = parsed.data.ModuleConfig;
-  const contractBase = Array.isArray(c.ContractBasePath) ? (c.ContractBasePath[0] ?? '../contracts/wwwroot') : c.ContractBasePath;
+  const contractBase = Array.isArray(c.ContractBasePath)
+    ? (c.ContractBasePath[0] ?? '../contracts/wwwroot')
+    : c.ContractBasePath;
   const requestPath = (c.ContractRequestPath || app.ContractRequestPath || 'view').replace(/^\/+|\/+$/g, '');
   return {
     moduleId: parsed.data.ModuleID,
@@ -188,7 +216,10 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
 function unknownConfigKeys(ctx: ModuleSettingsSource): string[] {
   const config = ctx.moduleJson.ModuleConfig;
   if (!config || typeof config !== 'object') return [];
-  const found = findUnknownKeys(config, ModuleConfigKeys, { ignoreCase: false }).map((u) => ({ ...u, path: ['ModuleConfig', ...u.path] }));
+  const found = findUnknownKeys(config, ModuleConfigKeys, { ignoreCase: false }).map((u) => ({
+    ...u,
+    path: ['ModuleConfig', ...u.path],
+  }));
   if (found.length === 0) return [];
   let located: ModuleJsonFile | undefined;
   try {
@@ -207,7 +238,8 @@ function unknownConfigKeys(ctx: ModuleSettingsSource): string[] {
 export function describeIssues(file: string, issues: readonly z.core.$ZodIssue[]): string {
   const lines = issues.map((issue) => {
     const key = issue.path.reduce<string>(
-      (acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc === '' ? String(part) : `${acc}.${String(part)}`),
+      (acc, part) =>
+        typeof part === 'number' ? `${acc}[${part}]` : acc === '' ? String(part) : `${acc}.${String(part)}`,
       '',
     );
     return `${key || '(top level)'}: ${issue.message}`;

@@ -22,10 +22,16 @@ describe('quoted scalars in the wwwroot module.json', () => {
   });
 
   it('IsEnabledHtmxSample "false" turns the sample off in development, "true" on in production', async () => {
-    t = await startSignInHost({ appSettings: { RunningEnvironment: 'D' }, moduleConfig: { IsEnabledHtmxSample: 'false' } });
+    t = await startSignInHost({
+      appSettings: { RunningEnvironment: 'D' },
+      moduleConfig: { IsEnabledHtmxSample: 'false' },
+    });
     expect((await fetch(`${t.url}/wwwroot/api/htmx/contacts`)).status).toBe(404);
     await t.close();
-    t = await startSignInHost({ appSettings: { RunningEnvironment: 'P' }, moduleConfig: { IsEnabledHtmxSample: 'TRUE' } });
+    t = await startSignInHost({
+      appSettings: { RunningEnvironment: 'P' },
+      moduleConfig: { IsEnabledHtmxSample: 'TRUE' },
+    });
     expect((await fetch(`${t.url}/wwwroot/api/htmx/contacts`)).status).toBe(200);
   });
 });

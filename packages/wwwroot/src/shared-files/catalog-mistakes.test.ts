@@ -11,7 +11,8 @@ describe('the catalog is read like the other settings files', () => {
     const t = await startWwwroot({
       moduleConfig: { SharedFileConfigPath: CATALOG },
       files: {
-        'config/shared_files.json': '{\n  // published for every screen\n  "items": [\n    { "requestPath": "/theme.css", "hostFilePath": "../shared/theme.css", },\n  ],\n}\n',
+        'config/shared_files.json':
+          '{\n  // published for every screen\n  "items": [\n    { "requestPath": "/theme.css", "hostFilePath": "../shared/theme.css", },\n  ],\n}\n',
         'shared/theme.css': 'body{}',
       },
     });
@@ -26,10 +27,17 @@ describe('the catalog is read like the other settings files', () => {
   it('reports a syntax error with line and column', async () => {
     const t = await startWwwroot({
       moduleConfig: { SharedFileConfigPath: CATALOG },
-      files: { 'config/shared_files.json': '{\n  "items": [\n    { "requestPath": "/a.css" "hostFilePath": "../a.css" }\n  ]\n}\n' },
+      files: {
+        'config/shared_files.json':
+          '{\n  "items": [\n    { "requestPath": "/a.css" "hostFilePath": "../a.css" }\n  ]\n}\n',
+      },
     });
     try {
-      expect(t.logs).toContainEqual(expect.stringMatching(/^warn: shared files: off: .*config\/shared_files\.json:3:31: not valid JSON: expected "," between entries$/));
+      expect(t.logs).toContainEqual(
+        expect.stringMatching(
+          /^warn: shared files: off: .*config\/shared_files\.json:3:31: not valid JSON: expected "," between entries$/,
+        ),
+      );
     } finally {
       await t.close();
     }
@@ -39,15 +47,26 @@ describe('the catalog is read like the other settings files', () => {
     const t = await startWwwroot({
       moduleConfig: { SharedFileConfigPath: CATALOG },
       files: {
-        'config/shared_files.json': '{\n  "items": [\n    { "requestPath": "/a.css", "hostFilePath": "../shared/a.css" },\n    { "requestpath": "/b.css", "hostFilePth": "../shared/b.css" }\n  ]\n}\n',
+        'config/shared_files.json':
+          '{\n  "items": [\n    { "requestPath": "/a.css", "hostFilePath": "../shared/a.css" },\n    { "requestpath": "/b.css", "hostFilePth": "../shared/b.css" }\n  ]\n}\n',
         'shared/a.css': 'a{}',
       },
     });
     try {
       const warnings = t.logs.filter((l) => l.startsWith('warn:'));
-      expect(warnings).toContainEqual(expect.stringMatching(/shared_files\.json:4:22: unknown key "items\[1\]\.requestpath" \(ignored\); did you mean `requestPath`\?$/));
-      expect(warnings).toContainEqual(expect.stringMatching(/shared_files\.json:4:47: unknown key "items\[1\]\.hostFilePth" \(ignored\); did you mean `hostFilePath`\?$/));
-      expect(warnings).toContainEqual(expect.stringMatching(/shared_files\.json:4:5: items\[1\] has an empty requestPath or hostFilePath; skipped$/));
+      expect(warnings).toContainEqual(
+        expect.stringMatching(
+          /shared_files\.json:4:22: unknown key "items\[1\]\.requestpath" \(ignored\); did you mean `requestPath`\?$/,
+        ),
+      );
+      expect(warnings).toContainEqual(
+        expect.stringMatching(
+          /shared_files\.json:4:47: unknown key "items\[1\]\.hostFilePth" \(ignored\); did you mean `hostFilePath`\?$/,
+        ),
+      );
+      expect(warnings).toContainEqual(
+        expect.stringMatching(/shared_files\.json:4:5: items\[1\] has an empty requestPath or hostFilePath; skipped$/),
+      );
     } finally {
       await t.close();
     }
@@ -66,9 +85,18 @@ describe('a catalog entry that points at a secret', () => {
   ])('is refused at start: %s', async (_name, hostFilePath) => {
     const start = startWwwroot({
       moduleConfig: { SharedFileConfigPath: CATALOG },
-      files: { 'config/shared_files.json': { items: [{ requestPath: '/ok.css', hostFilePath: '../shared/ok.css' }, { requestPath: '/leak', hostFilePath }] } },
+      files: {
+        'config/shared_files.json': {
+          items: [
+            { requestPath: '/ok.css', hostFilePath: '../shared/ok.css' },
+            { requestPath: '/leak', hostFilePath },
+          ],
+        },
+      },
     });
-    await expect(start).rejects.toThrow(/shared_files\.json:\d+:\d+: items\[1\]: refused to publish \/leak -> .+: it .+, which must never be public; remove the entry/);
+    await expect(start).rejects.toThrow(
+      /shared_files\.json:\d+:\d+: items\[1\]: refused to publish \/leak -> .+: it .+, which must never be public; remove the entry/,
+    );
   });
 
   it('leaves .well-known files publishable', () => {
@@ -89,7 +117,10 @@ describe('a catalog entry that points at a secret', () => {
     const t = await startWwwroot({
       homeUnder: '.hidden',
       moduleConfig: { SharedFileConfigPath: CATALOG },
-      files: { 'config/shared_files.json': { items: [{ requestPath: '/ok.css', hostFilePath: '../shared/ok.css' }] }, 'shared/ok.css': 'ok' },
+      files: {
+        'config/shared_files.json': { items: [{ requestPath: '/ok.css', hostFilePath: '../shared/ok.css' }] },
+        'shared/ok.css': 'ok',
+      },
     });
     try {
       const res = await fetch(`${t.url}/ok.css`);
@@ -107,8 +138,14 @@ describe('module settings mistakes', () => {
     try {
       const file = path.join(path.dirname(t.host.settingsFile), '..', 'modules', 'wwwroot', 'module.json');
       expect(fs.existsSync(file)).toBe(true);
-      expect(t.logs).toContainEqual(expect.stringMatching(/^warn: .*modules\/wwwroot\/module\.json:\d+:\d+: unknown key "ModuleConfig:WWWRootBasePth" \(ignored\); did you mean `WWWRootBasePath`\?$/));
-      expect(t.logs).toContainEqual(expect.stringMatching(/^warn: static root .*\/nowhere does not exist \(ModuleConfig:WWWRootBasePath\)/));
+      expect(t.logs).toContainEqual(
+        expect.stringMatching(
+          /^warn: .*modules\/wwwroot\/module\.json:\d+:\d+: unknown key "ModuleConfig:WWWRootBasePth" \(ignored\); did you mean `WWWRootBasePath`\?$/,
+        ),
+      );
+      expect(t.logs).toContainEqual(
+        expect.stringMatching(/^warn: static root .*\/nowhere does not exist \(ModuleConfig:WWWRootBasePath\)/),
+      );
     } finally {
       await t.close();
     }

@@ -22,8 +22,7 @@ export interface SharedFileCatalog {
 }
 
 export type CatalogResult =
-  | { ok: true; catalog: SharedFileCatalog; notes: string[]; refused: RefusedItem[] }
-  | { ok: false; reason: string };
+  { ok: true; catalog: SharedFileCatalog; notes: string[]; refused: RefusedItem[] } | { ok: false; reason: string };
 
 /** A catalog item that would publish a secret; the host refuses to start with it. */
 export interface RefusedItem {
@@ -35,7 +34,9 @@ export interface RefusedItem {
 }
 
 /** The keys a catalog may hold; any other is a typo the host points out (exact case, as it reads them). */
-const CatalogKeys = z.looseObject({ items: z.array(z.looseObject({ requestPath: z.unknown(), hostFilePath: z.unknown() })) });
+const CatalogKeys = z.looseObject({
+  items: z.array(z.looseObject({ requestPath: z.unknown(), hostFilePath: z.unknown() })),
+});
 
 /**
  * Why a host file must never be published through the catalog, or undefined when it may be: the
@@ -48,17 +49,25 @@ const CatalogKeys = z.looseObject({ items: z.array(z.looseObject({ requestPath: 
  * publishes its shared files. A target outside `base` is judged from the nearest folder it shares
  * with `base`.
  */
-export function secretTargetReason(hostFilePath: string, catalogFile?: string, base = path.parse(path.resolve(hostFilePath)).root): string | undefined {
+export function secretTargetReason(
+  hostFilePath: string,
+  catalogFile?: string,
+  base = path.parse(path.resolve(hostFilePath)).root,
+): string | undefined {
   const normal = path.resolve(hostFilePath);
   const below = path.relative(path.resolve(base), normal);
-  const segments = (path.isAbsolute(below) ? normal : below).split(/[\\/]+/).filter((seg) => seg !== '' && seg !== '..');
+  const segments = (path.isAbsolute(below) ? normal : below)
+    .split(/[\\/]+/)
+    .filter((seg) => seg !== '' && seg !== '..');
   const name = (segments[segments.length - 1] ?? '').toLowerCase();
   if (catalogFile && normal === path.resolve(catalogFile)) return 'it is the catalog itself';
   if (/^appsettings.*\.json$/.test(name)) return "it is the host's settings file";
   if (name === 'module.json') return "it is a module's settings file";
-  if (segments.some((seg) => seg.toLowerCase() === '.ack')) return "it is in the host's private .ack folder (signing key)";
+  if (segments.some((seg) => seg.toLowerCase() === '.ack'))
+    return "it is in the host's private .ack folder (signing key)";
   if (/\.(key|pem|pfx|p12|jks|keystore)$/.test(name)) return 'it is a key or certificate file';
-  if (segments.some((seg) => seg.startsWith('.') && seg.toLowerCase() !== '.well-known')) return 'it is a dotfile or inside a dot folder';
+  if (segments.some((seg) => seg.startsWith('.') && seg.toLowerCase() !== '.well-known'))
+    return 'it is a dotfile or inside a dot folder';
   return undefined;
 }
 
@@ -87,8 +96,17 @@ export function loadCatalog(file: string, resolve: (configured: string) => strin
   if (!Array.isArray(items)) return { ok: false, reason: `${file}${where(json, ['items'])}: "items" must be an array` };
   const built = buildCatalog(items, resolve, file);
   const unknown = describeUnknownKeys(file, json, findUnknownKeys(parsed, CatalogKeys, { ignoreCase: false }), '.');
-  const located = (note: string) => note.replace(/^(.*?): items\[(\d+)\]/, (all, f: string, i: string) => `${f}${where(json, ['items', Number(i)])}: items[${i}]`);
-  return { ok: true, catalog: built.catalog, notes: [...unknown, ...built.notes.map(located)], refused: built.refused.map((r) => ({ ...r, where: located(r.where) })) };
+  const located = (note: string) =>
+    note.replace(
+      /^(.*?): items\[(\d+)\]/,
+      (all, f: string, i: string) => `${f}${where(json, ['items', Number(i)])}: items[${i}]`,
+    );
+  return {
+    ok: true,
+    catalog: built.catalog,
+    notes: [...unknown, ...built.notes.map(located)],
+    refused: built.refused.map((r) => ({ ...r, where: located(r.where) })),
+  };
 }
 
 function where(json: JsonFile, at: (string | number)[]): string {
@@ -112,7 +130,10 @@ export function buildCatalog(
       return;
     }
     const { requestPath, hostFilePath } = raw as { requestPath?: unknown; hostFilePath?: unknown };
-    for (const [field, value] of [['requestPath', requestPath], ['hostFilePath', hostFilePath]] as const) {
+    for (const [field, value] of [
+      ['requestPath', requestPath],
+      ['hostFilePath', hostFilePath],
+    ] as const) {
       if (value !== undefined && value !== null && typeof value !== 'string') {
         notes.push(`${where}.${field} must be a string; skipped`);
         return;

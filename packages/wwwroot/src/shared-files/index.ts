@@ -15,12 +15,17 @@ export type { SharedFileCatalog, SharedFileItem } from './catalog.js';
  * up per request (one stat), so new content shows at once and a missing target passes the request
  * on (to the static root, then 404).
  */
-export function createSharedFileHandlers(runtime: WwwrootRuntime, manifestHeaders: Record<string, string> = {}): { handlers: RawHandler[]; catalog?: SharedFileCatalog } {
+export function createSharedFileHandlers(
+  runtime: WwwrootRuntime,
+  manifestHeaders: Record<string, string> = {},
+): { handlers: RawHandler[]; catalog?: SharedFileCatalog } {
   const { settings, ctx } = runtime;
   const file = settings.sharedFileConfigPath;
   // With the feature off the manifest still answers, empty: the loader asks for it on every screen
   // start and an empty list is the truth (docs/static-files.md).
-  const off = () => ({ handlers: [createSharedFileHandler(runtime, { items: [], byPath: new Map() }, manifestHeaders)] });
+  const off = () => ({
+    handlers: [createSharedFileHandler(runtime, { items: [], byPath: new Map() }, manifestHeaders)],
+  });
   if (!file) {
     ctx.logger.info('shared files: off (SharedFileConfigPath is empty)');
     return off();
@@ -33,19 +38,33 @@ export function createSharedFileHandlers(runtime: WwwrootRuntime, manifestHeader
   // A catalog entry that would publish a secret stops start-up: serving without it could hide the
   // mistake, and serving with it would leak the file.
   if (loaded.refused.length > 0) {
-    throw new SettingsError(loaded.refused.map((r) => `${r.where}: refused to publish ${r.requestPath} -> ${r.hostFilePath}: ${r.reason}, which must never be public; remove the entry`).join('\n'));
+    throw new SettingsError(
+      loaded.refused
+        .map(
+          (r) =>
+            `${r.where}: refused to publish ${r.requestPath} -> ${r.hostFilePath}: ${r.reason}, which must never be public; remove the entry`,
+        )
+        .join('\n'),
+    );
   }
   for (const note of loaded.notes) ctx.logger.warn(`shared files: ${note}`);
   const { catalog } = loaded;
   for (const item of catalog.items) {
-    if (!fs.existsSync(item.hostFilePath)) ctx.logger.warn(`shared files: ${item.requestPath}: ${item.hostFilePath} does not exist (requests pass on until it does)`);
+    if (!fs.existsSync(item.hostFilePath))
+      ctx.logger.warn(
+        `shared files: ${item.requestPath}: ${item.hostFilePath} does not exist (requests pass on until it does)`,
+      );
   }
   ctx.logger.info(`shared files: ${catalog.items.length} item(s) from ${file}`);
   return { handlers: [createSharedFileHandler(runtime, catalog, manifestHeaders)], catalog };
 }
 
 /** `manifestHeaders` go on every manifest answer (e.g. `Ack-Live-Reload`, which tells the loader where the live-reload socket is). */
-export function createSharedFileHandler(runtime: WwwrootRuntime, catalog: SharedFileCatalog, manifestHeaders: Record<string, string> = {}): RawHandler {
+export function createSharedFileHandler(
+  runtime: WwwrootRuntime,
+  catalog: SharedFileCatalog,
+  manifestHeaders: Record<string, string> = {},
+): RawHandler {
   const { store } = engineFor(runtime);
   const manifest = fixedBody(
     Buffer.from(JSON.stringify(catalog.items.map((item) => ({ requestPath: item.requestPath })))),

@@ -111,7 +111,9 @@ describe('shared files', () => {
     expect(await (await fetch(`${t.url}/Dup.TXT`)).text()).toBe('first wins');
     expect(t.logs.some((l) => l.startsWith('warn:') && l.includes('items[9]') && l.includes('empty'))).toBe(true);
     expect(t.logs.some((l) => l.startsWith('warn:') && l.includes('items[10]') && l.includes('empty'))).toBe(true);
-    expect(t.logs.some((l) => l.startsWith('warn:') && l.includes('items[12]') && l.includes('first one wins'))).toBe(true);
+    expect(t.logs.some((l) => l.startsWith('warn:') && l.includes('items[12]') && l.includes('first one wins'))).toBe(
+      true,
+    );
     expect(t.logs.some((l) => l.includes('items[16]') && l.includes('must start with /'))).toBe(true);
     expect(t.logs.some((l) => l.includes('items[17].requestPath must be a string'))).toBe(true);
   });
@@ -147,7 +149,13 @@ describe('shared files', () => {
     expect(etag).toBeTruthy();
     expect(first.headers.get('last-modified')).toBeTruthy();
     expect((await fetch(`${t.url}/shared/terms.txt`, { headers: { 'If-None-Match': etag } })).status).toBe(304);
-    expect((await fetch(`${t.url}/shared/terms.txt`, { headers: { 'If-Modified-Since': first.headers.get('last-modified')! } })).status).toBe(304);
+    expect(
+      (
+        await fetch(`${t.url}/shared/terms.txt`, {
+          headers: { 'If-Modified-Since': first.headers.get('last-modified')! },
+        })
+      ).status,
+    ).toBe(304);
     const part = await fetch(`${t.url}/shared/big.txt`, { headers: { Range: 'bytes=99990-' } });
     expect(part.status).toBe(206);
     expect(part.headers.get('content-range')).toBe('bytes 99990-99999/100000');
@@ -217,7 +225,9 @@ describe('a catalog that is missing or not valid: feature off, host up', () => {
       if (content !== undefined) files[CATALOG] = content;
       const t = await startWwwroot({ moduleConfig: withCatalog, files });
       try {
-        expect(t.logs.some((l) => l.startsWith('warn:') && l.includes('shared files: off') && warning.test(l))).toBe(true);
+        expect(t.logs.some((l) => l.startsWith('warn:') && l.includes('shared files: off') && warning.test(l))).toBe(
+          true,
+        );
         // The manifest still answers 200 with an empty list (the loader asks for it on every start).
         const manifest = await fetch(`${t.url}/shared-files/manifest`);
         expect(manifest.status).toBe(200);
@@ -257,7 +267,10 @@ describe('shared files come before session and sign-in', () => {
 
   it('a shared-file response carries no session cookie', async () => {
     const t = await startWwwroot({
-      appSettings: { LoadModules: ['wwwroot', 'touch'], SessionState: { IsSession: true, SessionCookieName: 'tst.Session' } },
+      appSettings: {
+        LoadModules: ['wwwroot', 'touch'],
+        SessionState: { IsSession: true, SessionCookieName: 'tst.Session' },
+      },
       moduleConfig: withCatalog,
       modules: { touch: sessionToucher },
       files: {
@@ -284,7 +297,10 @@ describe('catalog paths', () => {
     const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-abs-'));
     const absolute = path.join(elsewhere, 'abs.txt');
     fs.writeFileSync(absolute, 'absolute');
-    const items = Array.from({ length: 20_000 }, (_, i) => ({ requestPath: `/bulk/${i}.txt`, hostFilePath: '../shared/none.txt' }));
+    const items = Array.from({ length: 20_000 }, (_, i) => ({
+      requestPath: `/bulk/${i}.txt`,
+      hostFilePath: '../shared/none.txt',
+    }));
     items.push({ requestPath: '/abs.txt', hostFilePath: absolute });
     const t = await startWwwroot({ moduleConfig: withCatalog, files: { [CATALOG]: { items } } });
     try {

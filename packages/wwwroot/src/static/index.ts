@@ -18,13 +18,18 @@ export function createStaticHandlers(runtime: WwwrootRuntime): RawHandler[] {
   const contractRoot = path.join(settings.contractBasePath, ctx.settings.AppSettings.ApplicationID);
   const mounts: Mount[] = [
     {
-      prefix: settings.contractRequestPath.split('/').filter(Boolean).map((s) => s.toLowerCase()),
+      prefix: settings.contractRequestPath
+        .split('/')
+        .filter(Boolean)
+        .map((s) => s.toLowerCase()),
       folder: createServedFolder(contractRoot, engine.dirs, engine.store),
     },
     { prefix: [], folder: createServedFolder(settings.wwwrootBasePath, engine.dirs, engine.store) },
   ];
   const folders = createFolderHandler(mounts);
   engine.onInvalidate((absolute) => folders.forget(absolute));
-  ctx.logger.info(`contract screens: /${settings.contractRequestPath}/ from ${contractRoot}; static root: ${settings.wwwrootBasePath}`);
+  ctx.logger.info(
+    `contract screens: /${settings.contractRequestPath}/ from ${contractRoot}; static root: ${settings.wwwrootBasePath}`,
+  );
   return [folders.handler];
 }

@@ -58,7 +58,9 @@ describe('static root', () => {
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('content-length')).toBe('1024');
     expect(res.headers.get('etag')).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
-    expect(new Date(res.headers.get('last-modified')!).getTime()).toBe(Math.floor(fs.statSync(path.join(root, 'hello.txt')).mtimeMs / 1000) * 1000);
+    expect(new Date(res.headers.get('last-modified')!).getTime()).toBe(
+      Math.floor(fs.statSync(path.join(root, 'hello.txt')).mtimeMs / 1000) * 1000,
+    );
     expect(res.headers.get('accept-ranges')).toBe('bytes');
     expect(res.headers.get('cache-control')).toBe('no-cache');
     // Phase 1 of the host ran on this lean path too.
@@ -85,7 +87,9 @@ describe('static root', () => {
     expect(byEtag.status).toBe(304);
     expect(byEtag.headers.get('etag')).toBe(etag);
     expect((await byEtag.arrayBuffer()).byteLength).toBe(0);
-    const byDate = await fetch(`${t.url}/hello.txt`, { headers: { 'If-Modified-Since': first.headers.get('last-modified')! } });
+    const byDate = await fetch(`${t.url}/hello.txt`, {
+      headers: { 'If-Modified-Since': first.headers.get('last-modified')! },
+    });
     expect(byDate.status).toBe(304);
     const stale = await fetch(`${t.url}/hello.txt`, { headers: { 'If-None-Match': '"other"' } });
     expect(stale.status).toBe(200);
@@ -100,7 +104,9 @@ describe('static root', () => {
     const expected = fs.readFileSync(path.join(root, 'big.bin'));
     const big = await fetch(`${t.url}/big.bin`, { headers: { Range: 'bytes=-1000' } });
     expect(big.status).toBe(206);
-    expect(big.headers.get('content-range')).toBe(`bytes ${expected.length - 1000}-${expected.length - 1}/${expected.length}`);
+    expect(big.headers.get('content-range')).toBe(
+      `bytes ${expected.length - 1000}-${expected.length - 1}/${expected.length}`,
+    );
     expect(Buffer.from(await big.arrayBuffer()).equals(expected.subarray(expected.length - 1000))).toBe(true);
 
     const whole = await fetch(`${t.url}/big.bin`);

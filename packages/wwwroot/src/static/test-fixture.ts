@@ -33,8 +33,15 @@ export async function startWwwroot(options: WwwrootFixtureOptions = {}): Promise
   const home = createTestHome(
     testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], ...options.appSettings } }),
     {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', Name: 'wwwroot', Version: '1.0.0', ModuleConfig: { ...options.moduleConfig } },
-      ...Object.fromEntries(Object.keys(options.modules ?? {}).map((id) => [`modules/${id}/module.json`, { ModuleID: id }])),
+      'modules/wwwroot/module.json': {
+        ModuleID: 'wwwroot',
+        Name: 'wwwroot',
+        Version: '1.0.0',
+        ModuleConfig: { ...options.moduleConfig },
+      },
+      ...Object.fromEntries(
+        Object.keys(options.modules ?? {}).map((id) => [`modules/${id}/module.json`, { ModuleID: id }]),
+      ),
       ...options.files,
     },
     options.homeUnder === undefined ? {} : { under: options.homeUnder },
@@ -43,15 +50,34 @@ export async function startWwwroot(options: WwwrootFixtureOptions = {}): Promise
   fs.mkdirSync(path.join(home.home, 'modules', 'wwwroot', 'wwwroot'), { recursive: true });
   const logs: string[] = [];
   const capture = (logger: Logger): Logger => ({
-    debug: (m, meta) => { logs.push(`debug: ${m}`); logger.debug(m, meta); },
-    info: (m, meta) => { logs.push(`info: ${m}`); logger.info(m, meta); },
-    warn: (m, meta) => { logs.push(`warn: ${m}`); logger.warn(m, meta); },
-    error: (m, meta) => { logs.push(`error: ${m}`); logger.error(m, meta); },
+    debug: (m, meta) => {
+      logs.push(`debug: ${m}`);
+      logger.debug(m, meta);
+    },
+    info: (m, meta) => {
+      logs.push(`info: ${m}`);
+      logger.info(m, meta);
+    },
+    warn: (m, meta) => {
+      logs.push(`warn: ${m}`);
+      logger.warn(m, meta);
+    },
+    error: (m, meta) => {
+      logs.push(`error: ${m}`);
+      logger.error(m, meta);
+    },
     child: (label) => capture(logger.child(label)),
   });
   const wwwroot: AckModuleFactory = (ctx) => wwwrootModule({ ...ctx, logger: capture(ctx.logger) });
   const host = await startTestHost(home, { wwwroot, ...options.modules }, options.env);
-  return { ...host, logs, close: async () => { await host.close(); home.remove(); } };
+  return {
+    ...host,
+    logs,
+    close: async () => {
+      await host.close();
+      home.remove();
+    },
+  };
 }
 
 export interface RawResponse {
@@ -65,11 +91,22 @@ export interface RawResponse {
  * A request whose path is sent byte for byte as given (fetch would normalise `..`, backslashes
  * and some encodings before they reach the server).
  */
-export function rawRequest(baseUrl: string, rawPath: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+export function rawRequest(
+  baseUrl: string,
+  rawPath: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawPath, headers: options.headers, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: options.method ?? 'GET',
+        path: rawPath,
+        headers: options.headers,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

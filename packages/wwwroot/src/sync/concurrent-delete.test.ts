@@ -19,7 +19,11 @@ describe('sync upload: concurrent deletes of one file', () => {
       form.append('moduleName', 'wwwroot');
       form.append('changeType', 'Deleted');
       form.append('filePath', 'HDS/page.html');
-      const res = await fetch(`${running.url}/wwwroot/api/sync/upload`, { method: 'POST', headers: { Authorization: AUTH }, body: form });
+      const res = await fetch(`${running.url}/wwwroot/api/sync/upload`, {
+        method: 'POST',
+        headers: { Authorization: AUTH },
+        body: form,
+      });
       return { status: res.status, body: (await res.json()) as { existed?: boolean; code?: string } };
     };
     const answers = await Promise.all(Array.from({ length: 12 }, remove));

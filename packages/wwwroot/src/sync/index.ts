@@ -38,7 +38,11 @@ async function resolveTarget(runtime: WwwrootRuntime, get: (name: string) => str
   const moduleText = get('modulename')?.trim();
   if (!moduleText) throw bad('missing_field', 'The field moduleName is required.');
   const module = parseContractType(moduleText);
-  if (!module) throw bad('invalid_module', 'moduleName must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.');
+  if (!module)
+    throw bad(
+      'invalid_module',
+      'moduleName must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.',
+    );
   const changeText = get('changetype');
   if (!changeText?.trim()) throw bad('missing_field', 'The field changeType is required.');
   const change = parseChangeType(changeText);
@@ -47,9 +51,16 @@ async function resolveTarget(runtime: WwwrootRuntime, get: (name: string) => str
   if (filePath.trim() === '') throw bad('missing_field', 'The field filePath is required.');
   const folder = await contractFolderOf(runtime, module);
   const resolved = resolveContainedPath(folder, filePath);
-  if (!resolved.ok) throw bad('invalid_path', `filePath is refused (${resolved.reason}): it must stay inside the module's contract folder.`);
+  if (!resolved.ok)
+    throw bad(
+      'invalid_path',
+      `filePath is refused (${resolved.reason}): it must stay inside the module's contract folder.`,
+    );
   if (!(await checkNoSymlinkEscape(folder, resolved.absolute))) {
-    throw bad('invalid_path', "filePath is refused (symlink-escape): it must stay inside the module's contract folder.");
+    throw bad(
+      'invalid_path',
+      "filePath is refused (symlink-escape): it must stay inside the module's contract folder.",
+    );
   }
   return { module, change, relative: resolved.relative, absolute: resolved.absolute };
 }
@@ -76,17 +87,25 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
 
   // A wrong or malformed token counts against the client address; a missing one does not
   // (docs/pipeline.md "Failed token checks").
-  router.use(runtime.ctx.host.accessChecks.guard((req) => {
-    const verdict = verifySyncToken(header(req, 'authorization'), runtime.settings.fileSyncTokens);
-    if (verdict === 'ok') return undefined;
-    const counts = verdict === 'invalid_token' || verdict === 'malformed_token';
-    if (!counts && verdict !== 'missing_token') logger.warn(`sync request refused (${verdict}) from ${req.ack.clientIp}`);
-    return {
-      counts,
-      what: `sync ${verdict}`,
-      problem: { status: 401, code: `sync.${verdict}`, detail: TOKEN_DETAIL[verdict], headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' } },
-    };
-  }));
+  router.use(
+    runtime.ctx.host.accessChecks.guard((req) => {
+      const verdict = verifySyncToken(header(req, 'authorization'), runtime.settings.fileSyncTokens);
+      if (verdict === 'ok') return undefined;
+      const counts = verdict === 'invalid_token' || verdict === 'malformed_token';
+      if (!counts && verdict !== 'missing_token')
+        logger.warn(`sync request refused (${verdict}) from ${req.ack.clientIp}`);
+      return {
+        counts,
+        what: `sync ${verdict}`,
+        problem: {
+          status: 401,
+          code: `sync.${verdict}`,
+          detail: TOKEN_DETAIL[verdict],
+          headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' },
+        },
+      };
+    }),
+  );
 
   router.post('/upload', (req, res, next) => {
     void flow.handle(req, res, next, {
@@ -97,9 +116,21 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
       },
       async answer({ request: target, existed, bytes, sha256 }) {
         const stored = { bytes, sha256, existed: existed[0]! };
-        const refresh = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, runtime.settings.syncRefreshTimeoutMs);
-        logger.info(`${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`);
-        res.json({ module: target.module, path: target.relative, change: target.change, ...stored, refresh: publicOutcome(refresh) });
+        const refresh = await refreshModule(
+          runtime,
+          { ...target, authorizationKey: header(req, 'authorizationkey') },
+          runtime.settings.syncRefreshTimeoutMs,
+        );
+        logger.info(
+          `${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`,
+        );
+        res.json({
+          module: target.module,
+          path: target.relative,
+          change: target.change,
+          ...stored,
+          refresh: publicOutcome(refresh),
+        });
       },
     });
   });
@@ -109,9 +140,22 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
       const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length));
       const byName = new Map([...query].map(([k, v]) => [k.toLowerCase(), v] as const).reverse());
       const target = await resolveTarget(runtime, (n) => byName.get(n));
-      const outcome = await refreshModule(runtime, { ...target, authorizationKey: header(req, 'authorizationkey') }, runtime.settings.syncRefreshTimeoutMs);
+      const outcome = await refreshModule(
+        runtime,
+        { ...target, authorizationKey: header(req, 'authorizationkey') },
+        runtime.settings.syncRefreshTimeoutMs,
+      );
       if (!outcome.ok) {
-        return sendProblem(res, { status: 502, code: outcome.code ?? 'sync.refresh_failed', detail: outcome.detail, extensions: { module: target.module, upstreamStatus: outcome.status } }, req.method);
+        return sendProblem(
+          res,
+          {
+            status: 502,
+            code: outcome.code ?? 'sync.refresh_failed',
+            detail: outcome.detail,
+            extensions: { module: target.module, upstreamStatus: outcome.status },
+          },
+          req.method,
+        );
       }
       if (outcome.via === 'route') {
         // Relay the module's own answer.
@@ -119,7 +163,12 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
         if (outcome.contentType) res.setHeader('Content-Type', outcome.contentType);
         return void res.send(typeof outcome.body === 'string' ? outcome.body : JSON.stringify(outcome.body));
       }
-      res.json({ module: target.module, path: target.relative, change: target.change, refresh: publicOutcome(outcome) });
+      res.json({
+        module: target.module,
+        path: target.relative,
+        change: target.change,
+        refresh: publicOutcome(outcome),
+      });
     } catch (err) {
       next(err);
     }

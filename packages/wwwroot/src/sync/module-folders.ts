@@ -20,5 +20,7 @@ export async function contractFolderOf(runtime: WwwrootRuntime, moduleName: stri
   } catch {
     // no module.json (or not valid): the default folder
   }
-  return configured ? ctx.paths.resolve(configured) : path.resolve(ctx.paths.entryBasePath, '..', 'contracts', moduleName);
+  return configured
+    ? ctx.paths.resolve(configured)
+    : path.resolve(ctx.paths.entryBasePath, '..', 'contracts', moduleName);
 }

@@ -43,7 +43,11 @@ export interface RefreshOutcome {
  * address), calls that route on this host's own listening address (never an address a caller
  * chose), forwarding `AuthorizationKey`, with a time-out. Never throws: the outcome says what happened.
  */
-export async function refreshModule(runtime: WwwrootRuntime, request: RefreshRequest, timeoutMs: number): Promise<RefreshOutcome> {
+export async function refreshModule(
+  runtime: WwwrootRuntime,
+  request: RefreshRequest,
+  timeoutMs: number,
+): Promise<RefreshOutcome> {
   const change = { changeType: request.change, filePath: request.relative };
   const host = runtime.ctx.host;
   if (request.module === 'wwwroot') {
@@ -56,9 +60,19 @@ export async function refreshModule(runtime: WwwrootRuntime, request: RefreshReq
     hooked = await withinTime(host.notifyContractChange(request.module, change), timeoutMs);
   } catch (err) {
     if (err instanceof HookTimeoutError) {
-      return { ok: false, via: 'hook', code: 'sync.refresh_timeout', detail: `The ${request.module} refresh did not finish within ${timeoutMs} ms.` };
+      return {
+        ok: false,
+        via: 'hook',
+        code: 'sync.refresh_timeout',
+        detail: `The ${request.module} refresh did not finish within ${timeoutMs} ms.`,
+      };
     }
-    return { ok: false, via: 'hook', code: 'sync.refresh_failed', detail: `The module's refresh failed: ${(err as Error).message}` };
+    return {
+      ok: false,
+      via: 'hook',
+      code: 'sync.refresh_failed',
+      detail: `The module's refresh failed: ${(err as Error).message}`,
+    };
   }
   if (hooked) return { ok: true, via: 'hook' };
   const route = REFRESH_ROUTES[request.module];
@@ -68,7 +82,10 @@ export async function refreshModule(runtime: WwwrootRuntime, request: RefreshReq
   const url = `${base}/${route}?changeType=${encodeURIComponent(request.change)}&filePath=${encodeURIComponent(request.relative)}`;
   try {
     const response = await fetch(url, {
-      headers: { AuthorizationKey: request.authorizationKey || runtime.settings.authorizationKey, Accept: 'application/json' },
+      headers: {
+        AuthorizationKey: request.authorizationKey || runtime.settings.authorizationKey,
+        Accept: 'application/json',
+      },
       signal: AbortSignal.timeout(timeoutMs),
       redirect: 'manual',
     });
@@ -94,10 +111,20 @@ export async function refreshModule(runtime: WwwrootRuntime, request: RefreshReq
   } catch (err) {
     const name = (err as Error).name;
     if (name === 'TimeoutError' || name === 'AbortError') {
-      return { ok: false, via: 'route', code: 'sync.refresh_timeout', detail: `The ${request.module} refresh route did not answer within ${timeoutMs} ms.` };
+      return {
+        ok: false,
+        via: 'route',
+        code: 'sync.refresh_timeout',
+        detail: `The ${request.module} refresh route did not answer within ${timeoutMs} ms.`,
+      };
     }
     const cause = (err as { cause?: { code?: string } }).cause?.code;
-    return { ok: false, via: 'route', code: 'sync.refresh_failed', detail: `The ${request.module} refresh route could not be called${cause ? ` (${cause})` : ''}.` };
+    return {
+      ok: false,
+      via: 'route',
+      code: 'sync.refresh_failed',
+      detail: `The ${request.module} refresh route could not be called${cause ? ` (${cause})` : ''}.`,
+    };
   }
 }
 

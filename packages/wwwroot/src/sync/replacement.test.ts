@@ -38,7 +38,11 @@ describe('a contract screen read while sync upload replaces it', () => {
       form.append('changeType', 'Changed');
       form.append('filePath', 'HDS/page.html');
       form.append('file', new Blob([version]), 'page.html');
-      const res = await fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', headers: { Authorization: AUTH }, body: form });
+      const res = await fetch(`${url}/wwwroot/api/sync/upload`, {
+        method: 'POST',
+        headers: { Authorization: AUTH },
+        body: form,
+      });
       expect(res.status).toBe(200);
       await res.arrayBuffer();
     }

@@ -31,11 +31,17 @@ describe('sync upload on a full disk', () => {
       form.append('changeType', 'Changed');
       form.append('filePath', 'HDS/page.html');
       if (!fileFirst) addFile();
-      const res = await fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', headers: { Authorization: AUTH }, body: form });
+      const res = await fetch(`${url}/wwwroot/api/sync/upload`, {
+        method: 'POST',
+        headers: { Authorization: AUTH },
+        body: form,
+      });
       expect(res.status, `file first: ${fileFirst}`).toBe(507);
       expect(await res.json()).toMatchObject({ status: 507, code: 'storage.full' });
       expect(fs.readFileSync(path.join(folder, 'page.html'), 'utf8')).toBe('<p>v1</p>');
-      const temps = (fs.readdirSync(home.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => isTemporaryFileName(path.basename(f)));
+      const temps = (fs.readdirSync(home.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) =>
+        isTemporaryFileName(path.basename(f)),
+      );
       expect(temps).toEqual([]);
     }
   });

@@ -26,16 +26,23 @@ interface RefreshCall {
 
 /** Test modules with the original's refresh routes: one that counts calls, one that fails, one that hangs. */
 function refreshModules(calls: RefreshCall[]): Record<string, AckModuleFactory> {
-  const make = (id: string, route: string, behaviour: 'ok' | 'fail' | 'hang'): AckModuleFactory => (ctx) => {
-    const router = ctx.host.createRouter();
-    router.get(route, (req, res) => {
-      calls.push({ module: id, changeType: String(req.query.changeType), filePath: String(req.query.filePath), authorizationKey: req.headers.authorizationkey as string | undefined });
-      if (behaviour === 'hang') return; // never answers
-      if (behaviour === 'fail') return void res.status(500).json(false);
-      res.json(req.headers.authorizationkey === 'ACKDHOSTNAME' || req.headers.authorizationkey === 'caller-key');
-    });
-    return { routes: [{ mount: `/${id}/api`, handler: router }] };
-  };
+  const make =
+    (id: string, route: string, behaviour: 'ok' | 'fail' | 'hang'): AckModuleFactory =>
+    (ctx) => {
+      const router = ctx.host.createRouter();
+      router.get(route, (req, res) => {
+        calls.push({
+          module: id,
+          changeType: String(req.query.changeType),
+          filePath: String(req.query.filePath),
+          authorizationKey: req.headers.authorizationkey as string | undefined,
+        });
+        if (behaviour === 'hang') return; // never answers
+        if (behaviour === 'fail') return void res.status(500).json(false);
+        res.json(req.headers.authorizationkey === 'ACKDHOSTNAME' || req.headers.authorizationkey === 'caller-key');
+      });
+      return { routes: [{ mount: `/${id}/api`, handler: router }] };
+    };
   return {
     transact: make('transact', '/transaction/refresh', 'ok'),
     dbclient: make('dbclient', '/query/refresh', 'fail'),
@@ -52,8 +59,14 @@ async function start(options: { tokens?: string[]; maxBytes?: number; calls?: Re
       },
     }),
     {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: options.tokens ?? TOKENS, SyncRefreshTimeoutMs: 700 } },
-      'modules/transact/module.json': { ModuleID: 'transact', ModuleConfig: { ContractBasePath: ['../contracts/transact-main', '../contracts/other'] } },
+      'modules/wwwroot/module.json': {
+        ModuleID: 'wwwroot',
+        ModuleConfig: { FileSyncTokens: options.tokens ?? TOKENS, SyncRefreshTimeoutMs: 700 },
+      },
+      'modules/transact/module.json': {
+        ModuleID: 'transact',
+        ModuleConfig: { ContractBasePath: ['../contracts/transact-main', '../contracts/other'] },
+      },
       'modules/dbclient/module.json': { ModuleID: 'dbclient' },
       'modules/function/module.json': { ModuleID: 'function' },
       'contracts/wwwroot/HDS/page.html': '<p>v1</p>',
@@ -72,13 +85,20 @@ function form(fields: Record<string, string>, file?: Buffer | string, fileFirst 
   return data;
 }
 
-function upload(url: string, fields: Record<string, string>, file?: Buffer | string, headers: Record<string, string> = { Authorization: AUTH }) {
+function upload(
+  url: string,
+  fields: Record<string, string>,
+  file?: Buffer | string,
+  headers: Record<string, string> = { Authorization: AUTH },
+) {
   return fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', body: form(fields, file), headers });
 }
 
 const contracts = (...parts: string[]) => path.join(home!.home, 'contracts', ...parts);
 const tempFilesUnder = (dir: string): string[] =>
-  fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => isTemporaryFileName(path.basename(f))) : [];
+  fs.existsSync(dir)
+    ? fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => isTemporaryFileName(path.basename(f)))
+    : [];
 
 describe('sync credentials', () => {
   it('answers 401 with WWW-Authenticate and a code for a missing, malformed or wrong token', async () => {
@@ -92,7 +112,9 @@ describe('sync credentials', () => {
     ];
     for (const [headers, code] of cases) {
       for (const res of [
-        await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/page.html`, { headers }),
+        await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/page.html`, {
+          headers,
+        }),
         await upload(url, { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' }, 'x', headers),
       ]) {
         expect(res.status).toBe(401);
@@ -107,7 +129,12 @@ describe('sync credentials', () => {
   it('accepts base64("<token>:") as the original clients send it, a trimmed user part, and a raw non-base64 token', async () => {
     const { url } = await start();
     const q = `${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=/HDS/page.html`;
-    for (const authorization of [AUTH, basic(' other token '), `basic ${Buffer.from('team-token-1:ignored password').toString('base64')}`, 'Basic team-token-1']) {
+    for (const authorization of [
+      AUTH,
+      basic(' other token '),
+      `basic ${Buffer.from('team-token-1:ignored password').toString('base64')}`,
+      'Basic team-token-1',
+    ]) {
       const res = await fetch(q, { headers: { Authorization: authorization } });
       expect(res.status, authorization).toBe(200);
     }
@@ -117,7 +144,10 @@ describe('sync credentials', () => {
     const tokens = ['first-token', 'middle-token', 'last-token'];
     const { url } = await start({ tokens });
     for (const token of tokens) {
-      const res = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/page.html`, { headers: { Authorization: basic(token) } });
+      const res = await fetch(
+        `${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/page.html`,
+        { headers: { Authorization: basic(token) } },
+      );
       expect(res.status, token).toBe(200);
     }
   });
@@ -135,15 +165,28 @@ describe('sync upload', () => {
   it('creates a new file (and its folders), changes it, then deletes it', async () => {
     const { url } = await start();
     const target = contracts('wwwroot', 'HDS', 'new', 'deep', 'a.html');
-    let res = await upload(url, { moduleName: 'WWWROOT', changeType: 'created', filePath: '\\HDS\\new\\deep\\a.html' }, 'first');
+    let res = await upload(
+      url,
+      { moduleName: 'WWWROOT', changeType: 'created', filePath: '\\HDS\\new\\deep\\a.html' },
+      'first',
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
-      module: 'wwwroot', path: 'HDS/new/deep/a.html', change: 'Created', bytes: 5, sha256: sha('first'), existed: false,
+      module: 'wwwroot',
+      path: 'HDS/new/deep/a.html',
+      change: 'Created',
+      bytes: 5,
+      sha256: sha('first'),
+      existed: false,
       refresh: { ok: true, via: 'cache' },
     });
     expect(fs.readFileSync(target, 'utf8')).toBe('first');
 
-    res = await upload(url, { moduleName: 'wwwroot', changeType: 'Changed', filePath: '/HDS/new/deep/a.html' }, 'second!');
+    res = await upload(
+      url,
+      { moduleName: 'wwwroot', changeType: 'Changed', filePath: '/HDS/new/deep/a.html' },
+      'second!',
+    );
     expect(await res.json()).toMatchObject({ change: 'Changed', bytes: 7, sha256: sha('second!'), existed: true });
     expect(fs.readFileSync(target, 'utf8')).toBe('second!');
 
@@ -175,14 +218,26 @@ describe('sync upload', () => {
 
   it('takes a file at MaxContractSyncFileBytes and refuses one byte more with 413, keeping the old file', async () => {
     const { url } = await start({ maxBytes: 1024 });
-    let res = await upload(url, { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' }, Buffer.alloc(1024, 0x61));
+    let res = await upload(
+      url,
+      { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' },
+      Buffer.alloc(1024, 0x61),
+    );
     expect(res.status).toBe(200);
     expect(fs.statSync(contracts('wwwroot', 'HDS', 'page.html')).size).toBe(1024);
-    res = await upload(url, { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' }, Buffer.alloc(1025, 0x62));
+    res = await upload(
+      url,
+      { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' },
+      Buffer.alloc(1025, 0x62),
+    );
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ code: 'sync.file_too_large' });
     expect(fs.readFileSync(contracts('wwwroot', 'HDS', 'page.html'))).toEqual(Buffer.alloc(1024, 0x61));
-    res = await upload(url, { moduleName: 'wwwroot', changeType: 'Created', filePath: 'HDS/fresh/big.bin' }, Buffer.alloc(1025));
+    res = await upload(
+      url,
+      { moduleName: 'wwwroot', changeType: 'Created', filePath: 'HDS/fresh/big.bin' },
+      Buffer.alloc(1025),
+    );
     expect(res.status).toBe(413);
     expect(fs.existsSync(contracts('wwwroot', 'HDS', 'fresh'))).toBe(false);
     expect(tempFilesUnder(contracts())).toEqual([]);
@@ -194,9 +249,18 @@ describe('sync upload', () => {
     fs.mkdirSync(outside);
     fs.symlinkSync(outside, contracts('wwwroot', 'HDS', 'link'));
     const forms = [
-      '../escape.html', 'HDS/../../escape.html', '..\\escape.html', 'HDS\\..\\..\\escape.html', '..', '/../escape.html',
-      'C:/escape.html', 'c:escape.html', '\\\\server\\share\\escape.html', '//server/share/escape.html',
-      'HDS/a\0b.html', 'HDS/link/escape.html',
+      '../escape.html',
+      'HDS/../../escape.html',
+      '..\\escape.html',
+      'HDS\\..\\..\\escape.html',
+      '..',
+      '/../escape.html',
+      'C:/escape.html',
+      'c:escape.html',
+      '\\\\server\\share\\escape.html',
+      '//server/share/escape.html',
+      'HDS/a\0b.html',
+      'HDS/link/escape.html',
     ];
     for (const filePath of forms) {
       const res = await upload(url, { moduleName: 'wwwroot', changeType: 'Created', filePath }, 'escaped');
@@ -225,7 +289,11 @@ describe('sync upload', () => {
       expect(res.status, code).toBe(400);
       expect(await res.json()).toMatchObject({ code });
     }
-    let res = await fetch(`${url}/wwwroot/api/sync/upload`, { method: 'POST', headers: { Authorization: AUTH, 'Content-Type': 'application/json' }, body: '{}' });
+    let res = await fetch(`${url}/wwwroot/api/sync/upload`, {
+      method: 'POST',
+      headers: { Authorization: AUTH, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(415);
     res = await fetch(`${url}/wwwroot/api/sync/upload`, {
       method: 'POST',
@@ -253,8 +321,12 @@ describe('sync upload', () => {
     const boundary = 'cutboundary';
     const head = Buffer.from(
       [
-        ['moduleName', 'wwwroot'], ['changeType', 'Changed'], ['filePath', 'HDS/page.html'],
-      ].map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('') +
+        ['moduleName', 'wwwroot'],
+        ['changeType', 'Changed'],
+        ['filePath', 'HDS/page.html'],
+      ]
+        .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+        .join('') +
         `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="page.html"\r\nContent-Type: application/octet-stream\r\n\r\n`,
     );
     const total = head.length + 1_000_000 + 100;
@@ -280,7 +352,9 @@ describe('sync upload', () => {
   it('ends concurrent uploads to one path with one of the contents, whole', async () => {
     const { url } = await start();
     const contents = Array.from({ length: 8 }, (_, i) => Buffer.alloc(200_000 + i, 0x41 + i));
-    const answers = await Promise.all(contents.map((c) => upload(url, { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' }, c)));
+    const answers = await Promise.all(
+      contents.map((c) => upload(url, { moduleName: 'wwwroot', changeType: 'Changed', filePath: 'HDS/page.html' }, c)),
+    );
     expect(answers.map((r) => r.status)).toEqual(contents.map(() => 200));
     const stored = fs.readFileSync(contracts('wwwroot', 'HDS', 'page.html'));
     expect(contents.some((c) => c.equals(stored))).toBe(true);
@@ -304,31 +378,53 @@ describe('sync refresh of other modules', () => {
   it("writes into the module's first ContractBasePath and calls its refresh route with AuthorizationKey", async () => {
     const calls: RefreshCall[] = [];
     const { url } = await start({ calls });
-    let res = await upload(url, { moduleName: 'transact', changeType: 'Created', filePath: '/HDS/ZZW/TST010.json' }, '{"a":1}');
+    let res = await upload(
+      url,
+      { moduleName: 'transact', changeType: 'Created', filePath: '/HDS/ZZW/TST010.json' },
+      '{"a":1}',
+    );
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ module: 'transact', path: 'HDS/ZZW/TST010.json', refresh: { ok: true, via: 'route', status: 200, body: true } });
+    expect(await res.json()).toMatchObject({
+      module: 'transact',
+      path: 'HDS/ZZW/TST010.json',
+      refresh: { ok: true, via: 'route', status: 200, body: true },
+    });
     expect(fs.readFileSync(contracts('transact-main', 'HDS', 'ZZW', 'TST010.json'), 'utf8')).toBe('{"a":1}');
-    expect(calls).toEqual([{ module: 'transact', changeType: 'Created', filePath: 'HDS/ZZW/TST010.json', authorizationKey: 'ACKDHOSTNAME' }]);
+    expect(calls).toEqual([
+      { module: 'transact', changeType: 'Created', filePath: 'HDS/ZZW/TST010.json', authorizationKey: 'ACKDHOSTNAME' },
+    ]);
 
     // The caller's AuthorizationKey is forwarded; the refresh answer is relayed.
-    res = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/ZZW/TST010.json`, {
-      headers: { Authorization: AUTH, AuthorizationKey: 'caller-key' },
-    });
+    res = await fetch(
+      `${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/ZZW/TST010.json`,
+      {
+        headers: { Authorization: AUTH, AuthorizationKey: 'caller-key' },
+      },
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toBe(true);
-    expect(calls[1]).toEqual({ module: 'transact', changeType: 'Changed', filePath: 'HDS/ZZW/TST010.json', authorizationKey: 'caller-key' });
+    expect(calls[1]).toEqual({
+      module: 'transact',
+      changeType: 'Changed',
+      filePath: 'HDS/ZZW/TST010.json',
+      authorizationKey: 'caller-key',
+    });
   });
 
   it("calls this host's own address, never the request's Host header", async () => {
     const calls: RefreshCall[] = [];
     const { url } = await start({ calls });
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.get(`${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=x.json`, {
-        headers: { Authorization: AUTH, Host: 'attacker.invalid:9' },
-      }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
+      const req = http.get(
+        `${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=x.json`,
+        {
+          headers: { Authorization: AUTH, Host: 'attacker.invalid:9' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
       req.on('error', reject);
     });
     expect(status).toBe(200);
@@ -342,7 +438,10 @@ describe('sync refresh of other modules', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ refresh: { ok: false, status: 500, code: 'sync.refresh_failed' } });
     expect(fs.readFileSync(contracts('dbclient', 'HDS', 'q.xml'), 'utf8')).toBe('<q/>');
-    const refresh = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=dbclient&changeType=Changed&filePath=HDS/q.xml`, { headers: { Authorization: AUTH } });
+    const refresh = await fetch(
+      `${url}/wwwroot/api/sync/refresh?moduleName=dbclient&changeType=Changed&filePath=HDS/q.xml`,
+      { headers: { Authorization: AUTH } },
+    );
     expect(refresh.status).toBe(502);
     expect(await refresh.json()).toMatchObject({ code: 'sync.refresh_failed', upstreamStatus: 500 });
   });
@@ -350,23 +449,37 @@ describe('sync refresh of other modules', () => {
   it('answers 502 when the module does not answer within the time-out', async () => {
     const calls: RefreshCall[] = [];
     const { url } = await start({ calls });
-    const refresh = await fetch(`${url}/wwwroot/api/sync/refresh?moduleName=function&changeType=Changed&filePath=HDS/f/featureMain.js`, { headers: { Authorization: AUTH } });
+    const refresh = await fetch(
+      `${url}/wwwroot/api/sync/refresh?moduleName=function&changeType=Changed&filePath=HDS/f/featureMain.js`,
+      { headers: { Authorization: AUTH } },
+    );
     expect(refresh.status).toBe(502);
     expect(await refresh.json()).toMatchObject({ code: 'sync.refresh_timeout' });
     expect(calls.map((c) => c.module)).toEqual(['function']);
-    const res = await upload(url, { moduleName: 'function', changeType: 'Changed', filePath: 'HDS/f/featureMain.js' }, 'x');
+    const res = await upload(
+      url,
+      { moduleName: 'function', changeType: 'Changed', filePath: 'HDS/f/featureMain.js' },
+      'x',
+    );
     expect(await res.json()).toMatchObject({ refresh: { ok: false, code: 'sync.refresh_timeout' } });
   });
 });
 
-
 describe('sync upload paths the file system refuses', () => {
   it('answers 400 for a name too long and 409 when a file stands where the path needs a folder, writing nothing', async () => {
     const { url } = await start();
-    const long = await upload(url, { moduleName: 'wwwroot', changeType: 'Created', filePath: `HDS/${'a'.repeat(300)}.txt` }, 'x');
+    const long = await upload(
+      url,
+      { moduleName: 'wwwroot', changeType: 'Created', filePath: `HDS/${'a'.repeat(300)}.txt` },
+      'x',
+    );
     expect(long.status).toBe(400);
     expect(await long.json()).toMatchObject({ code: 'request.path_too_long' });
-    const through = await upload(url, { moduleName: 'wwwroot', changeType: 'Created', filePath: 'HDS/page.html/inner.txt' }, 'x');
+    const through = await upload(
+      url,
+      { moduleName: 'wwwroot', changeType: 'Created', filePath: 'HDS/page.html/inner.txt' },
+      'x',
+    );
     expect(through.status).toBe(409);
     const body = await through.json();
     expect(body).toMatchObject({ code: 'request.path_conflict' });

@@ -13,7 +13,9 @@ describe('failed sync-token checks', () => {
     );
     const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
     const refresh = (authorization: string, headers: Record<string, string> = {}) =>
-      fetch(`${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/x.html`, { headers: { authorization, ...headers } });
+      fetch(`${url}/wwwroot/api/sync/refresh?moduleName=wwwroot&changeType=Changed&filePath=HDS/x.html`, {
+        headers: { authorization, ...headers },
+      });
     // A missing token is not a guess: it does not count.
     for (let i = 0; i < 6; i++) expect((await fetch(`${url}/wwwroot/api/sync/refresh`)).status).toBe(401);
     for (let i = 0; i < 4; i++) expect((await refresh(basic(`guess-${i}`))).status).toBe(401);

@@ -35,16 +35,29 @@ function problemSummary(body: unknown): string {
  * One request to one host, retried with back-off on network errors, 429 and 5xx. `init` builds
  * the request anew for each attempt (a body can be sent once). Never throws.
  */
-export async function request(url: string, init: () => Promise<RequestInit> | RequestInit, settings: RequestSettings = DEFAULT_REQUEST): Promise<Outcome> {
+export async function request(
+  url: string,
+  init: () => Promise<RequestInit> | RequestInit,
+  settings: RequestSettings = DEFAULT_REQUEST,
+): Promise<Outcome> {
   const origin = new URL(url).origin;
   for (let attempt = 0; ; attempt++) {
     let response: Response;
     try {
-      response = await fetch(url, { ...(await init()), signal: AbortSignal.timeout(settings.timeoutMs), redirect: 'manual' });
+      response = await fetch(url, {
+        ...(await init()),
+        signal: AbortSignal.timeout(settings.timeoutMs),
+        redirect: 'manual',
+      });
     } catch (err) {
       const reason = describeNetworkError(err, settings.timeoutMs);
       if ((err as Error).name === 'NotReadableError' || (err as { code?: string }).code === 'ENOENT') {
-        return { url, ok: false, error: `cannot read the local file: ${(err as Error).message}`, exit: EXIT_CODES.failed };
+        return {
+          url,
+          ok: false,
+          error: `cannot read the local file: ${(err as Error).message}`,
+          exit: EXIT_CODES.failed,
+        };
       }
       if (attempt < settings.retry.retries) {
         await sleep(retryDelayMs(attempt + 1, settings.retry));
@@ -67,8 +80,18 @@ export async function request(url: string, init: () => Promise<RequestInit> | Re
       continue;
     }
     const summary = problemSummary(body);
-    const what = response.status === 401 || response.status === 403 ? `${origin} refused the credentials` : `${origin} answered ${response.status}`;
-    return { url, ok: false, status: response.status, body, error: summary ? `${what} (${summary})` : what, exit: exitForStatus(response.status) };
+    const what =
+      response.status === 401 || response.status === 403
+        ? `${origin} refused the credentials`
+        : `${origin} answered ${response.status}`;
+    return {
+      url,
+      ok: false,
+      status: response.status,
+      body,
+      error: summary ? `${what} (${summary})` : what,
+      exit: exitForStatus(response.status),
+    };
   }
 }
 

@@ -29,9 +29,17 @@ function positiveNumber(value: string): number {
 
 export function addRemoteOptions(command: Command): Command {
   return command
-    .option('--url <url>', `host URL; repeat (or separate with commas) to push to several hosts (default: ACK_URL, else ${DEFAULT_URL})`, collect)
+    .option(
+      '--url <url>',
+      `host URL; repeat (or separate with commas) to push to several hosts (default: ACK_URL, else ${DEFAULT_URL})`,
+      collect,
+    )
     .option('--json', 'print one JSON document for scripts instead of text')
-    .option('--retries <n>', `retries on network errors, 429 and 5xx (default ${DEFAULT_RETRY.retries})`, nonNegativeInt)
+    .option(
+      '--retries <n>',
+      `retries on network errors, 429 and 5xx (default ${DEFAULT_RETRY.retries})`,
+      nonNegativeInt,
+    )
     .option('--timeout <seconds>', 'time-out of each request (default 60)', positiveNumber);
 }
 
@@ -46,7 +54,8 @@ export function resolveUrls(options: RemoteOptions, env: NodeJS.ProcessEnv = pro
     } catch {
       throw new CliError(`not a URL: ${u}`, EXIT_CODES.usage);
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new CliError(`not an http(s) URL: ${u}`, EXIT_CODES.usage);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new CliError(`not an http(s) URL: ${u}`, EXIT_CODES.usage);
   }
   return [...new Set(urls.map((u) => u.replace(/\/+$/, '')))];
 }
@@ -59,7 +68,13 @@ export function requestSettings(options: RemoteOptions): RequestSettings {
 }
 
 /** A secret from its option or its environment variable; a clear usage error when neither is set. */
-export function requireSecret(value: string | undefined, envName: string, option: string, what: string, env: NodeJS.ProcessEnv = process.env): string {
+export function requireSecret(
+  value: string | undefined,
+  envName: string,
+  option: string,
+  what: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const secret = (value ?? env[envName] ?? '').trim();
   if (secret === '') throw new CliError(`no ${what}: set ${envName} (or ${option})`, EXIT_CODES.usage);
   return secret;
@@ -93,6 +108,9 @@ export function action<A extends unknown[]>(
 /** The one JSON document of a command that failed before it had results. */
 export function printJsonFailure(base: Record<string, unknown>, message: string, exitCode: number): void {
   // `sync watch` prints one JSON line per event: its failure is one more line, not a block.
-  if ('event' in base) process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ok: false, ...base, error: message, exitCode })}\n`);
+  if ('event' in base)
+    process.stdout.write(
+      `${JSON.stringify({ time: new Date().toISOString(), ok: false, ...base, error: message, exitCode })}\n`,
+    );
   else process.stdout.write(`${JSON.stringify({ ok: false, ...base, error: message, exitCode }, null, 2)}\n`);
 }

@@ -8,7 +8,13 @@ export interface Progress {
   done(): void;
 }
 
-export function createProgress(totalFiles: number, totalBytes: number, enabled: boolean, out: NodeJS.WriteStream = process.stderr, now: () => number = Date.now): Progress {
+export function createProgress(
+  totalFiles: number,
+  totalBytes: number,
+  enabled: boolean,
+  out: NodeJS.WriteStream = process.stderr,
+  now: () => number = Date.now,
+): Progress {
   if (!enabled) return { tick() {}, done() {} };
   const started = now();
   let files = 0;

@@ -17,8 +17,16 @@ describe('credentials', () => {
 
 describe('retry policy', () => {
   it('retries network errors, 429 and 5xx only', () => {
-    expect([isRetryable({ networkError: true }), isRetryable({ status: 429 }), isRetryable({ status: 502 })]).toEqual([true, true, true]);
-    expect([isRetryable({ status: 400 }), isRetryable({ status: 401 }), isRetryable({ status: 413 })]).toEqual([false, false, false]);
+    expect([isRetryable({ networkError: true }), isRetryable({ status: 429 }), isRetryable({ status: 502 })]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect([isRetryable({ status: 400 }), isRetryable({ status: 401 }), isRetryable({ status: 413 })]).toEqual([
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('backs off exponentially with jitter, honours Retry-After, and never waits over maxMs', () => {
@@ -37,7 +45,12 @@ describe('path mapping', () => {
     expect(joinRemote(undefined, '/x.html')).toBe('x.html');
     expect(remotePathFor('/w/root', '/w/root/js/app.js', 'HDS')).toBe('HDS/js/app.js');
     expect(remotePathFor('/w/root', '/w/other/app.js')).toBeUndefined();
-    expect([isIgnoredPath('.git/config'), isIgnoredPath('a/.DS_Store'), isIgnoredPath('a.html~'), isIgnoredPath('js/app.js')]).toEqual([true, true, true, false]);
+    expect([
+      isIgnoredPath('.git/config'),
+      isIgnoredPath('a/.DS_Store'),
+      isIgnoredPath('a.html~'),
+      isIgnoredPath('js/app.js'),
+    ]).toEqual([true, true, true, false]);
   });
 });
 

@@ -21,7 +21,13 @@ export function isRetryable(outcome: { status?: number; networkError?: boolean }
  * Wait before retry number `attempt` (1-based): exponential with jitter (half to full), or the
  * server's `Retry-After` (seconds or an HTTP date) when it gives one; never over `maxMs`.
  */
-export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfter?: string | null, now = Date.now(), random = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfter?: string | null,
+  now = Date.now(),
+  random = Math.random,
+): number {
   if (retryAfter) {
     const seconds = Number(retryAfter);
     const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - now;

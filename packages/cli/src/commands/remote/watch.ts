@@ -50,7 +50,10 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     const check = await checkSyncCredentials(url, w.token, w.settings);
     if (!check.ok) throw new CliError(check.error ?? `${url}: the sync token was not accepted`, check.exit);
   }
-  const hint = applicationFolderHint(w.module, [...known.keys()].map((rel) => joinRemote(w.prefix, rel)));
+  const hint = applicationFolderHint(
+    w.module,
+    [...known.keys()].map((rel) => joinRemote(w.prefix, rel)),
+  );
   if (hint) say({ event: 'hint', hint }, hint, true);
   const initial = new Set(w.initial ? known.keys() : []);
 
@@ -60,9 +63,12 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
   const push = async (rel: string, change: ChangeType, sha256?: string) => {
     const remotePath = joinRemote(w.prefix, rel);
     const file = change === 'Deleted' ? undefined : path.join(w.root, rel);
-    const outcomes = await Promise.all(w.urls.map((url) => syncUpload(url, w.token, w.module, change, { file, remotePath, sha256 }, w.settings)));
+    const outcomes = await Promise.all(
+      w.urls.map((url) => syncUpload(url, w.token, w.module, change, { file, remotePath, sha256 }, w.settings)),
+    );
     const failed = outcomes.filter((o) => !o.ok);
-    if (failed.some((o) => o.exit === EXIT_CODES.refused)) throw new RefusedError(failed.find((o) => o.exit === EXIT_CODES.refused)!.error);
+    if (failed.some((o) => o.exit === EXIT_CODES.refused))
+      throw new RefusedError(failed.find((o) => o.exit === EXIT_CODES.refused)!.error);
     if (failed.length > 0) throw new Error(failed.map((o) => o.error).join('; '));
     say({ event: change, path: remotePath, hosts: w.urls }, `${change} ${remotePath}`);
   };
@@ -98,7 +104,11 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
       }
       const message = (err as Error).message;
       if (attempt > JOB_RETRIES) {
-        say({ event: 'failed', path: rel, error: message }, `${rel}: ${message} (giving up until it changes again)`, true);
+        say(
+          { event: 'failed', path: rel, error: message },
+          `${rel}: ${message} (giving up until it changes again)`,
+          true,
+        );
         return undefined;
       }
       say({ event: 'retry', path: rel, attempt, error: message }, `${rel}: ${message} (retrying)`, true);
@@ -121,13 +131,25 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     const dir = toKey(p) + '/';
     for (const rel of known.keys()) if (rel.startsWith(dir)) queue.touch(rel);
   });
-  watcher.on('error', (err) => say({ event: 'error', error: String((err as Error).message ?? err) }, `watch error: ${(err as Error).message ?? err}`, true));
+  watcher.on('error', (err) =>
+    say(
+      { event: 'error', error: String((err as Error).message ?? err) },
+      `watch error: ${(err as Error).message ?? err}`,
+      true,
+    ),
+  );
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   if (initial.size > 0) {
-    say({ event: 'initial', files: initial.size }, `initial push: ${initial.size} file${initial.size === 1 ? '' : 's'}`);
+    say(
+      { event: 'initial', files: initial.size },
+      `initial push: ${initial.size} file${initial.size === 1 ? '' : 's'}`,
+    );
     for (const rel of initial) queue.touch(rel);
   }
-  say({ event: 'watching', root: w.root, module: w.module, hosts: w.urls }, `watching ${w.root} → ${w.module} on ${w.urls.join(', ')} (Ctrl+C to stop)`);
+  say(
+    { event: 'watching', root: w.root, module: w.module, hosts: w.urls },
+    `watching ${w.root} → ${w.module} on ${w.urls.join(', ')} (Ctrl+C to stop)`,
+  );
 
   const stop = () => finish(EXIT_CODES.ok);
   process.once('SIGINT', stop);

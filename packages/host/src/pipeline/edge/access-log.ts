@@ -29,7 +29,11 @@ const quoted = (value: string | string[] | undefined) => {
 export function countBodyBytes(res: ServerResponse): () => number {
   let bytes = 0;
   const size = (chunk: unknown, encoding: unknown) =>
-    typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : chunk instanceof Uint8Array ? chunk.byteLength : 0;
+    typeof chunk === 'string'
+      ? Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+      : chunk instanceof Uint8Array
+        ? chunk.byteLength
+        : 0;
   const write = res.write;
   const end = res.end;
   res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {

@@ -11,7 +11,16 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, type ClientOptions } from 'ws';
 import type { AckModuleFactory } from '../../modules/contract.js';
-import { createTestHome, curlClient, makeTestCertificate, moduleFiles, probeModule, startTestHost, testAppSettings, type TestHost } from '../../test-support/index.js';
+import {
+  createTestHome,
+  curlClient,
+  makeTestCertificate,
+  moduleFiles,
+  probeModule,
+  startTestHost,
+  testAppSettings,
+  type TestHost,
+} from '../../test-support/index.js';
 
 // ack behind the edges shipped in examples/edge (docs/protocols.md): Caddy with HTTP/3 and nginx
 // with HTTP/2, both run from the example files on free ports. ack trusts them through
@@ -34,7 +43,9 @@ const seen: AckModuleFactory = () => ({
     {
       path: '/seen/socket',
       handler(socket, req) {
-        socket.on('message', (data) => socket.send(JSON.stringify({ echo: String(data), clientIp: req.ack.clientIp, protocol: req.ack.protocol })));
+        socket.on('message', (data) =>
+          socket.send(JSON.stringify({ echo: String(data), clientIp: req.ack.clientIp, protocol: req.ack.protocol })),
+        );
       },
     },
   ],
@@ -68,10 +79,21 @@ async function waitForEdge(port: number, child: ChildProcess, output: () => stri
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`edge exited (${child.exitCode}):\n${output()}`);
     const status = await new Promise<number>((resolve) => {
-      const req = https.get({ host: '::1', port, path: '/seen/api', servername: 'localhost', rejectUnauthorized: false, agent: false, timeout: 2_000 }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = https.get(
+        {
+          host: '::1',
+          port,
+          path: '/seen/api',
+          servername: 'localhost',
+          rejectUnauthorized: false,
+          agent: false,
+          timeout: 2_000,
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', () => resolve(0));
       req.on('timeout', () => req.destroy());
     });
@@ -81,7 +103,11 @@ async function waitForEdge(port: number, child: ChildProcess, output: () => stri
   throw new Error(`edge did not answer on port ${port}:\n${output()}`);
 }
 
-function startChild(command: string, args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; output: () => string } {
+function startChild(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): { child: ChildProcess; output: () => string } {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -100,7 +126,17 @@ interface Http3Reply {
 /** One GET over HTTP/3 with ngtcp2's gtlsclient: headers from its log, the body from its download folder. */
 function http3Get(port: number, requestPath: string): Promise<Http3Reply> {
   const dir = fs.mkdtempSync(path.join(work, 'h3-'));
-  const args = ['--exit-on-all-streams-close', '--no-quic-dump', '--no-http-dump', `--download=${dir}`, '--timeout=20s', '--sni=localhost', '::1', String(port), `https://localhost:${port}${requestPath}`];
+  const args = [
+    '--exit-on-all-streams-close',
+    '--no-quic-dump',
+    '--no-http-dump',
+    `--download=${dir}`,
+    '--timeout=20s',
+    '--sni=localhost',
+    '::1',
+    String(port),
+    `https://localhost:${port}${requestPath}`,
+  ];
   return new Promise((resolve, reject) => {
     execFile('gtlsclient', args, { maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`gtlsclient failed: ${err.message}\n${stderr.slice(-2000)}`));
@@ -121,7 +157,9 @@ function http3Get(port: number, requestPath: string): Promise<Http3Reply> {
 beforeAll(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-edge-'));
   const home = createTestHome(
-    testAppSettings({ AppSettings: { LoadModules: ['seen', 'probe'], UseForwardProxy: true, ForwardProxyIP: ['127.0.0.1'] } }),
+    testAppSettings({
+      AppSettings: { LoadModules: ['seen', 'probe'], UseForwardProxy: true, ForwardProxyIP: ['127.0.0.1'] },
+    }),
     moduleFiles(['seen', 'probe']),
   );
   ack = await startTestHost(home, { seen, probe: probeModule() });
@@ -173,7 +211,9 @@ describe('behind Caddy (examples/edge/Caddyfile)', () => {
     const touched = await http3Get(port, '/probe/api/touch');
     expect(touched.status).toBe(200);
     expect(touched.headers['set-cookie']).toMatch(/; Secure/i);
-    const h2 = await curlClient(`https://localhost:${port}`, { connectTo: `localhost:${port}:[::1]` })({ path: '/seen/api' });
+    const h2 = await curlClient(`https://localhost:${port}`, { connectTo: `localhost:${port}:[::1]` })({
+      path: '/seen/api',
+    });
     expect(h2.version).toBe('2');
     expect(h2.headers['alt-svc']).toMatch(new RegExp(`h3=":${port}"`));
     expect(JSON.parse(h2.text)).toMatchObject({ clientIp: '::1', protocol: 'https' });
@@ -181,7 +221,10 @@ describe('behind Caddy (examples/edge/Caddyfile)', () => {
 
   it('carries a WebSocket round trip through Caddy to a module of ack', async () => {
     // ws hands its options on to tls.connect, whose `servername` its type leaves out.
-    const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = { rejectUnauthorized: false, servername: 'localhost' };
+    const options: ClientOptions & Pick<tls.ConnectionOptions, 'servername'> = {
+      rejectUnauthorized: false,
+      servername: 'localhost',
+    };
     const socket = new WebSocket(`wss://localhost:${port}/seen/socket`, options);
     await once(socket, 'open');
     const reply = once(socket, 'message');
@@ -192,7 +235,10 @@ describe('behind Caddy (examples/edge/Caddyfile)', () => {
   });
 
   it('does not let a client spoof its address through the edge', async () => {
-    const r = await curlClient(`https://localhost:${port}`, { connectTo: `localhost:${port}:[::1]` })({ path: '/seen/api', headers: { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'http' } });
+    const r = await curlClient(`https://localhost:${port}`, { connectTo: `localhost:${port}:[::1]` })({
+      path: '/seen/api',
+      headers: { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'http' },
+    });
     expect(JSON.parse(r.text)).toMatchObject({ clientIp: '::1', protocol: 'https' });
   });
 });
@@ -215,10 +261,29 @@ describe('behind nginx (examples/edge/nginx.conf)', () => {
     conf = replace(conf, '/etc/ssl/ack/privkey.pem', cert.key);
     conf = replace(conf, 'server 127.0.0.1:8421;', `server ${upstream};`);
     conf = replace(conf, 'worker_processes auto;', `worker_processes 1;\npid ${dir}/nginx.pid;`);
-    conf = replace(conf, 'http {', `http {\n    access_log off;\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n    fastcgi_temp_path ${dir}/fastcgi;\n    uwsgi_temp_path ${dir}/uwsgi;\n    scgi_temp_path ${dir}/scgi;`);
+    conf = replace(
+      conf,
+      'http {',
+      `http {\n    access_log off;\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n    fastcgi_temp_path ${dir}/fastcgi;\n    uwsgi_temp_path ${dir}/uwsgi;\n    scgi_temp_path ${dir}/scgi;`,
+    );
     fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
-    const nginx = startChild(fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx', ['-p', dir, '-e', path.join(dir, 'error.log'), '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;']);
-    await waitForEdge(port, nginx.child, () => nginx.output() + (fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : ''));
+    const nginx = startChild(fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx', [
+      '-p',
+      dir,
+      '-e',
+      path.join(dir, 'error.log'),
+      '-c',
+      path.join(dir, 'nginx.conf'),
+      '-g',
+      'daemon off;',
+    ]);
+    await waitForEdge(
+      port,
+      nginx.child,
+      () =>
+        nginx.output() +
+        (fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : ''),
+    );
   });
 
   it('delivers a response from ack over HTTP/2, and ack saw https, the client address and gives Secure cookies', async () => {

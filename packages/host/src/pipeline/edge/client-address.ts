@@ -28,7 +28,11 @@ export function localAddresses(): string[] {
   return out;
 }
 
-export function createForwardedPolicy(useForwardProxy: boolean, proxies: readonly string[], useSameIpProxy: boolean): ForwardedPolicy {
+export function createForwardedPolicy(
+  useForwardProxy: boolean,
+  proxies: readonly string[],
+  useSameIpProxy: boolean,
+): ForwardedPolicy {
   const trusted = new Set(proxies.map((p) => normalizeIp(p.split(',')[0])).filter(Boolean));
   if (useSameIpProxy) for (const a of localAddresses()) trusted.add(a);
   return { enabled: useForwardProxy && trusted.size > 0, trusted };
@@ -56,7 +60,10 @@ export function resolveClient(
     if (!policy.trusted.has(ip)) break;
   }
   if (net.isIP(ip) === 0) ip = peer;
-  const proto = (Array.isArray(forwardedProto) ? forwardedProto[0] : forwardedProto)?.split(',')[0]?.trim().toLowerCase();
+  const proto = (Array.isArray(forwardedProto) ? forwardedProto[0] : forwardedProto)
+    ?.split(',')[0]
+    ?.trim()
+    .toLowerCase();
   if (proto === 'https' || proto === 'http') protocol = proto;
   return { ip, protocol };
 }

@@ -15,7 +15,10 @@ export function originMatcher(withOrigins: readonly string[]): (origin: string) 
     const o = raw.trim().replace(/\/+$/, '').toLowerCase();
     if (o === '') continue;
     if (o.includes('*')) {
-      const escaped = o.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[a-z0-9-]+(?:\\.[a-z0-9-]+)*');
+      const escaped = o
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[a-z0-9-]+(?:\\.[a-z0-9-]+)*');
       patterns.push(new RegExp(`^${escaped}$`));
     } else exact.add(o);
   }

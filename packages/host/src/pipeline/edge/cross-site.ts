@@ -25,10 +25,14 @@ export function createCrossSiteGuard(withOrigins: readonly string[]): RequestHan
       const own = `${req.ack.protocol}://${req.headers.host ?? ''}`.toLowerCase();
       if (origin.toLowerCase() === own || isListed(origin)) return next();
     }
-    sendProblem(res, {
-      status: 403,
-      code: 'request.cross_site',
-      detail: 'A state-changing request from another site is refused: send it from a page of this host.',
-    }, req.method);
+    sendProblem(
+      res,
+      {
+        status: 403,
+        code: 'request.cross_site',
+        detail: 'A state-changing request from another site is refused: send it from a page of this host.',
+      },
+      req.method,
+    );
   };
 }

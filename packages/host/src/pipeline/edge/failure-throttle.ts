@@ -50,7 +50,9 @@ export function createFailureThrottle(max: number, windowMs: number, logger: Log
   const summarise = (ip: string, w: Window) => {
     if (w.failures <= 1 && w.refused === 0) return;
     const reasons = [...w.reasons].map(([r, n]) => `${r} ×${n}`).join(', ');
-    logger.warn(`${w.failures} failed access checks from ${ip} in ${Math.round(windowMs / 1000)} s (${reasons}); ${w.refused} refused with 429`);
+    logger.warn(
+      `${w.failures} failed access checks from ${ip} in ${Math.round(windowMs / 1000)} s (${reasons}); ${w.refused} refused with 429`,
+    );
   };
   const sweep = (now: number) => {
     for (const [ip, w] of windows) {
@@ -122,10 +124,14 @@ export function createFailureThrottle(max: number, windowMs: number, logger: Log
 
 /** The 429 answer for an address over its limit. */
 function sendThrottled(res: ServerResponse, seconds: number, method: string): void {
-  sendProblem(res, {
-    status: 429,
-    code: 'request.too_many_failed_checks',
-    detail: `Too many failed access checks from this address; try again in ${seconds} s.`,
-    headers: { 'Retry-After': String(seconds) },
-  }, method);
+  sendProblem(
+    res,
+    {
+      status: 429,
+      code: 'request.too_many_failed_checks',
+      detail: `Too many failed access checks from this address; try again in ${seconds} s.`,
+      headers: { 'Retry-After': String(seconds) },
+    },
+    method,
+  );
 }

@@ -12,7 +12,10 @@ export interface HostFilter {
 }
 
 export function createHostFilter(allowedHosts: string): HostFilter {
-  const entries = allowedHosts.split(';').map((e) => e.trim().toLowerCase()).filter(Boolean);
+  const entries = allowedHosts
+    .split(';')
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean);
   if (entries.length === 0 || entries.includes('*')) return { open: true, allows: () => true };
   const exact = new Set(entries.filter((e) => !e.startsWith('*.')));
   const suffixes = entries.filter((e) => e.startsWith('*.')).map((e) => e.slice(1));

@@ -65,7 +65,11 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   if (!allowList.open) {
     handlers.push((req, res, next) => {
       if (allowList.allows(req.ack.clientIp)) return next();
-      sendProblem(res, { status: 403, code: 'host.ip_not_allowed', detail: 'This client address is not allowed.' }, req.method);
+      sendProblem(
+        res,
+        { status: 403, code: 'host.ip_not_allowed', detail: 'This client address is not allowed.' },
+        req.method,
+      );
     });
   }
   const refuseHost = (req: AckRequest): Problem | undefined => {
@@ -74,7 +78,11 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
       return { status: 400, code: 'request.duplicate_host', detail: 'The request has more than one Host header.' };
     }
     if (!hostFilter.open && !hostFilter.allows(req.headers.host)) {
-      return { status: 400, code: 'request.host_not_allowed', detail: 'The Host header names a host this server does not answer for (AllowedHosts).' };
+      return {
+        status: 400,
+        code: 'request.host_not_allowed',
+        detail: 'The Host header names a host this server does not answer for (AllowedHosts).',
+      };
     }
     return undefined;
   };
@@ -83,16 +91,25 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     if (hostProblem) return sendProblem(res, hostProblem, req.method);
     // A malformed percent-encoding cannot name any file or route: refuse it once, here.
     if (!req.ack.path.wellFormed) {
-      return sendProblem(res, { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' }, req.method);
+      return sendProblem(
+        res,
+        { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' },
+        req.method,
+      );
     }
     if (maxBody !== null) {
       const length = Number(req.headers['content-length'] ?? 0);
       if (length > maxBody) {
         res.setHeader('Connection', 'close');
-        return sendProblem(res, { status: 413, code: 'request.body_too_large', detail: `The request body is over ${maxBody} bytes.` }, req.method);
+        return sendProblem(
+          res,
+          { status: 413, code: 'request.body_too_large', detail: `The request body is over ${maxBody} bytes.` },
+          req.method,
+        );
       }
     }
-    for (const [name, value] of req.ack.protocol === 'https' ? secureHeaders : securityHeaders) res.setHeader(name, value);
+    for (const [name, value] of req.ack.protocol === 'https' ? secureHeaders : securityHeaders)
+      res.setHeader(name, value);
     next();
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));

@@ -10,11 +10,20 @@ export type HeaderList = ReadonlyArray<readonly [string, string]>;
  * and replayed on every response: helmet's headers do not depend on the request, so the hot path
  * pays for a few `setHeader` calls, not for helmet's middleware chain.
  */
-export function computeSecurityHeaders(security: SecuritySettings, enableCsp: boolean, csp?: string, secure = true): HeaderList {
+export function computeSecurityHeaders(
+  security: SecuritySettings,
+  enableCsp: boolean,
+  csp?: string,
+  secure = true,
+): HeaderList {
   if (!security.EnableSecurityHeaders) return enableCsp && csp ? [['Content-Security-Policy', csp]] : [];
   const options: HelmetOptions = {
-    contentSecurityPolicy: enableCsp && !csp ? { useDefaults: true, directives: secure ? {} : { upgradeInsecureRequests: null } } : false,
-    frameguard: security.XFrameOptions === 'ALLOW' ? false : { action: security.XFrameOptions === 'DENY' ? 'deny' : 'sameorigin' },
+    contentSecurityPolicy:
+      enableCsp && !csp ? { useDefaults: true, directives: secure ? {} : { upgradeInsecureRequests: null } } : false,
+    frameguard:
+      security.XFrameOptions === 'ALLOW'
+        ? false
+        : { action: security.XFrameOptions === 'DENY' ? 'deny' : 'sameorigin' },
     referrerPolicy: { policy: 'no-referrer' },
     // Screens load shared scripts and styles from other hosts of the same team: keep COEP off.
     crossOriginEmbedderPolicy: false,

@@ -10,7 +10,9 @@
     { no: 1037, customer: 'Tailspin Toys', date: '2026-11-10', amount: 615.0, status: 'Shipped' },
   ];
   var api = '/wwwroot/api/index';
-  var byId = function (id) { return document.getElementById(id); };
+  var byId = function (id) {
+    return document.getElementById(id);
+  };
   var money = new Intl.NumberFormat('en', { style: 'currency', currency: 'EUR' });
   var getJson = function (url) {
     return fetch(url, { headers: { Accept: 'application/json' } }).then(function (r) {
@@ -21,10 +23,12 @@
   var selected = null;
 
   function codeFor(order) {
-    return order.code ? Promise.resolve(order.code) : getJson(api + '/encode-no?numbers=' + order.no).then(function (code) {
-      order.code = code;
-      return code;
-    });
+    return order.code
+      ? Promise.resolve(order.code)
+      : getJson(api + '/encode-no?numbers=' + order.no).then(function (code) {
+          order.code = code;
+          return code;
+        });
   }
 
   function render() {
@@ -45,7 +49,9 @@
       badge.textContent = order.status;
       status.append(badge);
       tr.append(status);
-      tr.addEventListener('click', function () { show(order); });
+      tr.addEventListener('click', function () {
+        show(order);
+      });
       body.append(tr);
     });
   }
@@ -59,18 +65,37 @@
     byId('f-amount').value = order.amount;
     byId('f-status').value = order.status;
     byId('f-code').value = '…';
-    return codeFor(order).then(function (code) { byId('f-code').value = code; });
+    return codeFor(order).then(function (code) {
+      byId('f-code').value = code;
+    });
   }
 
   byId('new-order').addEventListener('click', function () {
-    getJson(api + '/id?count=1').then(function (ids) {
-      var order = { no: Math.max.apply(null, orders.map(function (o) { return o.no; })) + 1, id: ids[0], customer: '', date: new Date().toISOString().slice(0, 10), amount: 0, status: 'Open' };
-      orders.unshift(order);
-      return show(order).then(function () {
-        byId('detail-status').textContent = 'New order, id ' + order.id + ' from the host.';
-        byId('f-customer').focus();
+    getJson(api + '/id?count=1')
+      .then(function (ids) {
+        var order = {
+          no:
+            Math.max.apply(
+              null,
+              orders.map(function (o) {
+                return o.no;
+              }),
+            ) + 1,
+          id: ids[0],
+          customer: '',
+          date: new Date().toISOString().slice(0, 10),
+          amount: 0,
+          status: 'Open',
+        };
+        orders.unshift(order);
+        return show(order).then(function () {
+          byId('detail-status').textContent = 'New order, id ' + order.id + ' from the host.';
+          byId('f-customer').focus();
+        });
+      })
+      .catch(function (err) {
+        byId('detail-status').textContent = err.message;
       });
-    }).catch(function (err) { byId('detail-status').textContent = err.message; });
   });
 
   byId('detail').addEventListener('submit', function (event) {
@@ -89,14 +114,25 @@
   });
 
   render();
-  show(orders[0]).then(function () { document.documentElement.setAttribute('data-screen', 'ready'); });
+  show(orders[0]).then(function () {
+    document.documentElement.setAttribute('data-screen', 'ready');
+  });
 
   // Shared files: the theme styles the page; settings.json names the application.
   if (window.AckLoader) {
     window.AckLoader.ready.then(function (result) {
       var settings = byId('settings');
       if (settings) byId('app-name').textContent = JSON.parse(settings.textContent).applicationName;
-      byId('joined').textContent = 'Shared files joined: ' + result.styles.concat(result.scripts, result.textAssets.map(function (a) { return a.url; })).join(', ');
+      byId('joined').textContent =
+        'Shared files joined: ' +
+        result.styles
+          .concat(
+            result.scripts,
+            result.textAssets.map(function (a) {
+              return a.url;
+            }),
+          )
+          .join(', ');
       document.documentElement.setAttribute('data-shared', 'joined');
     });
   }

@@ -91,6 +91,15 @@ const ODD_ENTRIES = [
 const manifestGate: AckModuleFactory = () => ({
   public: [
     (req, res, next) => {
+      // A script that holds the parser for a while, so the loader's fetches finish before the rest
+      // of the page is parsed (the case where an element further down takes an asset's ID).
+      if (req.ack.rawPath === '/parser-held.js') {
+        setTimeout(() => {
+          res.setHeader('Content-Type', 'text/javascript');
+          res.end('window.parserHeld = true;');
+        }, 400);
+        return;
+      }
       if (req.ack.rawPath !== '/shared-files/manifest' || manifestAnswer === 'pass') return next();
       res.statusCode = manifestAnswer === '500' ? 500 : 200;
       res.setHeader('Content-Type', 'application/json');
@@ -123,7 +132,10 @@ beforeAll(async () => {
         'esm.js': ESM,
         'auto.html': page('data-ack-autoload'),
         'prefixed.html': page('data-ack-autoload data-ack-id-prefix="shared_"'),
-        'clash.html': page('data-ack-autoload', '<h1>probe</h1><div id="plain">page element</div>'),
+        'clash.html': page(
+          'data-ack-autoload',
+          '<h1>probe</h1><script src="/parser-held.js"></script><div id="plain">page element</div>',
+        ),
         'joined.html': page('', '<h1>probe</h1><script src="/joined.js"></script>'),
         'esm.html':
           '<!doctype html><html><head><script type="module" src="/esm.js"></script></head><body><h1>esm</h1></body></html>',

@@ -125,8 +125,8 @@ export async function joinSharedFiles(
       const type = textAssetType(path);
       if (!id) problem('text asset skipped: its file name gives no ID', url, 'warn');
       // Rule 3: one ID, one element; the first keeps it, the second is reported and left out.
-      else if (ids.has(id) || document.getElementById(id))
-        problem('text asset skipped: duplicate ID "' + id + '"', url);
+      // (Against the page's own elements it is checked at insertion, once the page is parsed.)
+      else if (ids.has(id)) problem('text asset skipped: duplicate ID "' + id + '"', url);
       else {
         ids.add(id);
         pending.push(
@@ -144,9 +144,16 @@ export async function joinSharedFiles(
     }
   }
 
-  // Inserted together once all are in, so they stand in manifest order.
-  for (const asset of await Promise.all(pending)) {
+  // Inserted together once all are in, so they stand in manifest order; and only once the page is
+  // parsed, or an element of the page further down would not be seen yet and would lose its ID.
+  const assets = await Promise.all(pending);
+  if (assets.length > 0) await pageParsed();
+  for (const asset of assets) {
     if (!asset) continue;
+    if (document.getElementById(asset.id)) {
+      problem('text asset skipped: duplicate ID "' + asset.id + '"', asset.url);
+      continue;
+    }
     const element = document.createElement('script');
     element.type = asset.type; // not a JavaScript type: the browser keeps it as inert text
     element.id = asset.id;
@@ -156,6 +163,12 @@ export async function joinSharedFiles(
     result.textAssets.push({ id: asset.id, type: asset.type, url: asset.url });
   }
   return result;
+}
+
+/** Resolves once the page's own HTML is parsed (at once when it already is). */
+async function pageParsed(): Promise<void> {
+  if (document.readyState === 'loading')
+    await new Promise((parsed) => document.addEventListener('DOMContentLoaded', parsed, { once: true }));
 }
 
 /** Resolves when the element has loaded or failed (a failure goes to the log). */
@@ -193,8 +206,7 @@ export async function start(options: LoaderOptions = {}): Promise<LoaderResult> 
   await Promise.all(loads);
   // Announce only once the page is parsed, so every script of the page has had its chance to
   // listen, even when the manifest failed at once.
-  if (document.readyState === 'loading')
-    await new Promise((parsed) => document.addEventListener('DOMContentLoaded', parsed, { once: true }));
+  await pageParsed();
   announceReady(result);
   document.dispatchEvent(new CustomEvent(LOADED_EVENT, { detail: result }));
   return result;

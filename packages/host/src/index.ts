@@ -56,6 +56,7 @@ export type { AccessRefusal, FailureThrottle } from './pipeline/edge/failure-thr
 export type { Keyring } from './keys/keyring.js';
 export { safeEqual } from './keys/safe-equal.js';
 export { createSignInService, computeSignExpiry, safeLocalReturnUrl } from './sign-in/index.js';
+export { PROFILE_FIELDS } from './sign-in/user-account.js';
 export type { SignInService, SignInCookieNames, SignInAccount, UserAccount } from './sign-in/index.js';
 export { FileTooLargeError, isTemporaryFileName, writeFileAtomic } from './fs/safe-write.js';
 export type { StagedFile, StageOptions } from './fs/safe-write.js';

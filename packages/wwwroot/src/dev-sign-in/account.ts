@@ -1,4 +1,4 @@
-import type { SignInAccount } from '@ack/host';
+import { PROFILE_FIELDS, type SignInAccount } from '@ack/host';
 
 /**
  * Validation of a development account (docs/wire-formats.md "Development account"): `UserID` a non-empty string,
@@ -12,20 +12,6 @@ export interface FieldError {
 }
 
 export type AccountCheck = { ok: true; account: SignInAccount } | { ok: false; errors: FieldError[] };
-
-const TEXT_FIELDS = [
-  'UserNo',
-  'UserName',
-  'Email',
-  'Celluar',
-  'PositionName',
-  'DepartmentName',
-  'CompanyName',
-  'BirthDate',
-  'Gender',
-  'Address',
-  'ExtendOption',
-] as const;
 
 const MAX_TEXT = 256;
 const MAX_ROLES = 32;
@@ -47,7 +33,7 @@ export function checkDevAccount(input: unknown): AccountCheck {
     account.UserID = o.UserID;
   }
 
-  for (const field of TEXT_FIELDS) {
+  for (const field of PROFILE_FIELDS) {
     const value = o[field];
     if (value === undefined || value === null || value === '') continue;
     if (typeof value !== 'string') {

@@ -110,7 +110,7 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
     stopping = true;
     log.info(`${signal}: stopping (finishing requests in flight)`);
     host.close({ graceMs: 10_000, drainMs }).then(
-      () => process.exit(0),
+      () => (cluster.isWorker ? leaveCluster() : process.exit(0)),
       (err: unknown) => {
         process.stderr.write(`ack: shut-down failed: ${(err as Error).message}\n`);
         process.exit(1);
@@ -129,6 +129,19 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
     });
     process.on('SIGHUP', () => {});
   }
+}
+
+/**
+ * A worker leaves through the cluster's own disconnect rather than exiting at once: the primary may
+ * have handed this worker a connection just as its listener closed; the worker must still be there
+ * to refuse it, so that the primary passes it to another worker instead of holding it unanswered.
+ */
+function leaveCluster(): void {
+  const worker = cluster.worker;
+  if (!worker) return process.exit(0);
+  setTimeout(() => process.exit(0), 5_000).unref();
+  worker.once('disconnect', () => process.exit(0));
+  worker.disconnect();
 }
 
 function isLoopback(address: string): boolean {

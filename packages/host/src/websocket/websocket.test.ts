@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AckModuleFactory } from '../modules/contract.js';
 import { moduleFiles, testAppSettings, useTestHosts } from '../test-support/index.js';
+import { makeTestCertificate } from '../test-support/protocols.js';
 
 const hosts = useTestHosts();
 
@@ -56,32 +56,8 @@ async function startEcho(
     testAppSettings({ AppSettings: { LoadModules: ['echo'], ...appSettings }, ...sections }),
     moduleFiles(['echo']),
   );
-  if (tls) {
-    // A self-signed PEM pair for 127.0.0.1, for the HTTPS listener.
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '2',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        `${home.appDir}/ws.key`,
-        '-out',
-        `${home.appDir}/ws.crt`,
-      ],
-      { stdio: 'ignore' },
-    );
-  }
+  // A self-signed PEM pair for 127.0.0.1, for the HTTPS listener (ws.crt, ws.key).
+  if (tls) makeTestCertificate(home.appDir, 'ws', '127.0.0.1');
   const started = await hosts.start(home, { echo: echoModule }, {}, tls ? { tlsPort: 0 } : {});
   return { ...started, ws: started.url.replace(/^http/, 'ws') + '/echo/socket' };
 }

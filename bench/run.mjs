@@ -1,13 +1,14 @@
 // `pnpm bench`: our host (built packages/*/dist), and the same host as `ack serve --workers 2`
-// (`ack-w2`), beside the Node ceiling (node:http answering the same bytes from memory), nginx (one worker), Express 5 + express.static, sirv and
+// (`ack-w2`), beside the Node ceiling (node:http answering the same bytes from memory; `ceiling-h`
+// also sending our host's headers), nginx (one worker), Express 5 + express.static, sirv and
 // @fastify/static, all on loopback serving the same files. Load comes from wrk (one thread,
 // 64 connections) pinned to CPU 1, the server under test to CPU 0. Every server is measured in
 // turn within each round; the figures reported are medians over rounds, and each ratio is the
 // median of the ratios taken within one round (the machine may be busy; a round's servers share
 // its conditions). Prints a table and writes docs/benchmarks.md (see that page for the method).
 //
-//   BENCH_DURATION=5   seconds per measurement (quick: 1)
-//   BENCH_ROUNDS=3     rounds (at least 3)
+//   BENCH_DURATION=3   seconds per measurement (quick: 1)
+//   BENCH_ROUNDS=5     rounds (at least 3; more rounds of shorter runs ride out a busy moment better)
 //   BENCH_ONLY=1k,304  only these cells
 //   BENCH_NO_DOCS=1    do not rewrite docs/benchmarks.md
 import fs from 'node:fs';
@@ -25,8 +26,8 @@ import { memoryRun, renderDoc, renderTable, summarize } from './lib/report.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const work = path.join(here, '.work');
-const DURATION = Number(process.env.BENCH_DURATION ?? 5);
-const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
+const DURATION = Number(process.env.BENCH_DURATION ?? 3);
+const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 5));
 const WARMUP = Math.min(2, DURATION);
 const only = process.env.BENCH_ONLY?.split(',');
 
@@ -63,6 +64,17 @@ async function measure(server, cell, scripts, files, warm) {
   return { ...r, value: cell.throughput ? r.mbps : r.rps, serverCpu, problems };
 }
 
+/** Where `ack` and `ceiling-h` answer a path with different header names (undefined: the same). */
+async function headerNamesDiffer(servers, target) {
+  const names = async (name) => {
+    const server = servers.find((s) => s.name === name);
+    const { headers } = await get(server.url + target, {});
+    return Object.keys(headers).sort().join(', ');
+  };
+  const [ack, ceiling] = [await names('ack'), await names('ceiling-h')];
+  return ack === ceiling ? undefined : `ack: ${ack}; ceiling-h: ${ceiling}`;
+}
+
 async function main() {
   for (const dist of ['packages/host/dist/index.js', 'packages/wwwroot/dist/index.js', 'packages/cli/dist/bin.js']) {
     if (!fs.existsSync(path.join(repo, dist))) throw new Error(`${dist} is missing: run pnpm build (pnpm bench does)`);
@@ -88,6 +100,9 @@ async function main() {
     servers.push(await startNode('ack', path.join(here, 'servers/ack.mjs'), arg, ['--expose-gc']));
     servers.push(await startAckWorkers('ack-w2', files.layoutFile, repo));
     servers.push(await startNode('ceiling', path.join(here, 'servers/ceiling.mjs'), arg));
+    servers.push(await startNode('ceiling-h', path.join(here, 'servers/ceiling.mjs'), [...arg, '--edge-headers']));
+    const differ = await headerNamesDiffer(servers, '/1k.txt');
+    if (differ) notes.push(`ceiling-h does not send the same header names as ack (${differ}): its column is off.`);
     const bin = nginxBinary();
     if (bin) {
       nginxVer = nginxVersion(bin) ?? 'unknown';

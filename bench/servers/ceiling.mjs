@@ -2,12 +2,34 @@
 // validators a static server sends (ETag, Last-Modified, 304 on If-None-Match/If-Modified-Since)
 // and a precompressed sidecar when the client accepts it. Nothing a real server could skip is
 // skipped, nothing else is done: no server serving files from Node can be faster.
+//
+// With `--edge-headers` (the `ceiling-h` column) it also sends the headers our host adds to every
+// answer with the benchmark's settings (security headers, CORS's `Vary: Origin`, Accept-Ranges on
+// files), in one flat list: what those headers cost Node itself, apart from anything the host does.
+// bench/run.mjs checks before measuring that the two send the same header names.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { listen } from './listen.mjs';
 
 const layout = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const EDGE = process.argv.includes('--edge-headers')
+  ? {
+      'Cross-Origin-Opener-Policy': 'same-origin',
+      'Cross-Origin-Resource-Policy': 'cross-origin',
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'SAMEORIGIN',
+      Vary: 'Origin',
+    }
+  : undefined;
+/** Node's flat `[name, value, ...]` head, the edge's headers first (`Vary` lists merged). */
+const flat = (headers, file) => {
+  if (!EDGE) return headers;
+  const all = { ...EDGE, ...(file ? { 'Accept-Ranges': 'bytes' } : {}), ...headers };
+  if (headers.Vary) all.Vary = `${EDGE.Vary}, ${headers.Vary}`;
+  return Object.entries(all).flatMap(([k, v]) => [k, String(v)]);
+};
 const types = {
   '.txt': 'text/plain; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -24,18 +46,23 @@ function entry(file, extra = {}) {
   const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs * 1000).toString(16)}"`;
   const lastModified = new Date(Math.floor(st.mtimeMs / 1000) * 1000).toUTCString();
   const type = types[path.extname(file.replace(/\.(br|gz)$/, ''))] ?? 'application/octet-stream';
+  const vary = extra.Vary ? { Vary: extra.Vary } : {};
   return {
     body,
     etag,
     lastModified,
-    headers: {
-      'Content-Type': type,
-      ETag: etag,
-      'Last-Modified': lastModified,
-      'Cache-Control': 'no-cache',
-      'Content-Length': body.length,
-      ...extra,
-    },
+    headers: flat(
+      {
+        'Content-Type': type,
+        ETag: etag,
+        'Last-Modified': lastModified,
+        'Cache-Control': 'no-cache',
+        'Content-Length': body.length,
+        ...extra,
+      },
+      true,
+    ),
+    notModified: flat({ ETag: etag, 'Last-Modified': lastModified, 'Cache-Control': 'no-cache', ...vary }),
   };
 }
 
@@ -60,20 +87,22 @@ files.set('/shared/theme.css', entry(layout.sharedFile));
 files.set('/shared-files/manifest', {
   ...entry(layout.manifestFile),
   etag: '"m"',
-  headers: {
+  headers: flat({
     'Content-Type': 'application/json; charset=utf-8',
     ETag: '"m"',
     'Cache-Control': 'no-cache',
     'Content-Length': Buffer.byteLength(layout.manifestJson),
-  },
+  }),
+  notModified: flat({ ETag: '"m"', 'Cache-Control': 'no-cache' }),
 });
 const notFound = Buffer.from('Not Found');
+const notFoundHead = flat({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': notFound.length });
 
 const server = http.createServer((req, res) => {
   const q = req.url.indexOf('?');
   let f = files.get(q === -1 ? req.url : req.url.slice(0, q));
   if (!f) {
-    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': notFound.length });
+    res.writeHead(404, notFoundHead);
     return res.end(notFound);
   }
   const ae = req.headers['accept-encoding'];
@@ -81,7 +110,7 @@ const server = http.createServer((req, res) => {
   const inm = req.headers['if-none-match'];
   const ims = req.headers['if-modified-since'];
   if (inm !== undefined ? inm === f.etag : ims !== undefined && Date.parse(f.lastModified) <= Date.parse(ims)) {
-    res.writeHead(304, { ETag: f.etag, 'Last-Modified': f.lastModified, 'Cache-Control': 'no-cache' });
+    res.writeHead(304, f.notModified);
     return res.end();
   }
   res.writeHead(200, f.headers);

@@ -6,4 +6,5 @@ export function listen(server) {
     process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}`, pid: process.pid }) + '\n');
   });
   process.on('SIGTERM', () => process.exit(0));
+  process.on('SIGINT', () => process.exit(0));
 }

@@ -32,7 +32,8 @@ import { createContractSyncRoutes } from './contract-sync/index.js';
 import { createInvalidationBus, describeInvalidation } from './cluster/invalidation.js';
 import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecycle/listeners.js';
 import { createConnectionGuard } from './lifecycle/connection-guard.js';
-import { adaptHttp2, createHttp2Express, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
+import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
+import { createHttp1Express, createHttp2Express } from './pipeline/express-apps.js';
 import { sendProblem } from './http/problem.js';
 import { UploadFlow } from './fs/upload-flow.js';
 import { createBodyReaders } from './http/read-body.js';
@@ -259,31 +260,37 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     });
     return expressApp;
   };
-  const http1App = mountRoutes(express());
+  const http1App = mountRoutes(createHttp1Express());
   const http2App = mountRoutes(createHttp2Express());
 
-  const onRequest = (req: AckRequest, res: http.ServerResponse, expressApp: Express) => {
-    const fail = (err: unknown) => respondError(err, req, res);
-    const toRoutes = () => expressApp(req, res);
-    const toStatic = () => {
+  // The raw phases as one list per Express application, run by one runner (docs/pipeline.md):
+  // edge, public, then static for a GET or HEAD outside every route mount; the rest goes to Express.
+  const rawPhases = (expressApp: Express): RawHandler[] => [
+    ...edge.handlers,
+    ...publicHandlers,
+    (req, res, next) => {
+      // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and
+      // sign-in only read cookies): static answers it, without minting a session for every miss.
       if (
         (req.method === 'GET' || req.method === 'HEAD') &&
         staticHandlers.length > 0 &&
         !underRoute(req.ack.path.folded)
-      ) {
-        // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and
-        // sign-in only read cookies): answer it here, without minting a session for every miss.
-        runHandlers(staticHandlers, req, res, () => sendNotFound(req, res), fail);
-      } else toRoutes();
-    };
-    const toPublic = () =>
-      publicHandlers.length > 0 ? runHandlers(publicHandlers, req, res, toStatic, fail) : toStatic();
+      )
+        return next();
+      expressApp(req, res);
+    },
+    ...staticHandlers,
+  ];
+  const http1Phases = rawPhases(http1App);
+  const http2Phases = rawPhases(http2App);
+
+  const onRequest = (req: AckRequest, res: http.ServerResponse, phases: readonly RawHandler[]) => {
     try {
       edge.begin(req, res);
     } catch (err) {
-      return fail(err);
+      return respondError(err, req, res);
     }
-    runHandlers(edge.handlers, req, res, toPublic, fail);
+    runHandlers(phases, req, res, sendNotFound, respondError);
   };
 
   const upgrades = createUpgrades({
@@ -300,7 +307,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       settings,
       paths,
       {
-        http1: (req, res) => onRequest(req as AckRequest, res, http1App),
+        http1: (req, res) => onRequest(req as AckRequest, res, http1Phases),
         http2: (request, response) => {
           const { req, res } = adaptHttp2(http2App, request, response);
           // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
@@ -315,7 +322,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
               req.method,
             );
           }
-          onRequest(req, res, http2App);
+          onRequest(req, res, http2Phases);
         },
       },
       logger,

@@ -51,6 +51,9 @@ export { resolveContainedPath, checkNoSymlinkEscape } from './paths/contained-pa
 export type { ContainedPath, PathRejection } from './paths/contained-path.js';
 export { ProblemError, isWellFormedProblem, problemBody, sendProblem } from './http/problem.js';
 export type { Problem } from './http/problem.js';
+export { PreparedHead } from './http/response-head/prepared-head.js';
+export type { HeaderPairs } from './http/response-head/prepared-head.js';
+export { setHeaderPairs, writePreparedHead } from './http/response-head/response.js';
 export { isApiRequest, sendNotFound } from './pipeline/errors.js';
 export type { AccessRefusal, FailureThrottle } from './pipeline/edge/failure-throttle.js';
 export type { Keyring } from './keys/keyring.js';

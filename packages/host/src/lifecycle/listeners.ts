@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { AckServerResponse } from '../http/response-head/response.js';
 import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
@@ -88,6 +89,8 @@ export class Listeners {
       // A last bound on any one request; a body that trickles is cut sooner by MinRequestBodyDataRate.
       requestTimeout: 600_000,
       maxHeaderSize: MAX_HEADER_BYTES,
+      // Holds the edge's headers until the head is written (docs/pipeline.md "Response heads").
+      ServerResponse: AckServerResponse,
     };
     this.handshakeTimeout = headersTimeout;
     this.server = this.limit(http.createServer(this.http1Options, this.handlers.http1), 'http1');

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { AckRequest } from '../modules/contract.js';
 import type { Logger } from '../logging/logger.js';
+import { PreparedHead } from '../http/response-head/prepared-head.js';
+import { writePreparedHead } from '../http/response-head/response.js';
 import { isWellFormedProblem, ProblemError, sendProblem, type Problem } from '../http/problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
@@ -15,15 +17,18 @@ const NOT_FOUND_PAGE = Buffer.from(
   '<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head><body><h1>404 Not Found</h1><p>There is no page at this address.</p></body></html>',
 );
 
+const NOT_FOUND_HEAD = new PreparedHead([
+  ['Content-Type', 'text/html; charset=utf-8'],
+  ['Content-Length', String(NOT_FOUND_PAGE.length)],
+  ['Cache-Control', 'no-cache'],
+]);
+
 /** Phase 6: nothing answered. APIs get a problem body; screens a plain 404 page. */
 export function sendNotFound(req: AckRequest, res: ServerResponse): void {
   if (isApiRequest(req)) {
     return sendProblem(res, { status: 404, code: 'not_found', detail: 'No resource at this path.' }, req.method);
   }
-  res.statusCode = 404;
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Length', NOT_FOUND_PAGE.length);
-  res.setHeader('Cache-Control', 'no-cache');
+  writePreparedHead(res, 404, NOT_FOUND_HEAD);
   res.end(req.method === 'HEAD' ? undefined : NOT_FOUND_PAGE);
 }
 

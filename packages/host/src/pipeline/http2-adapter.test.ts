@@ -113,6 +113,22 @@ describe('HTTP/2 adapter', () => {
     expect(h1.headers.connection).toBe('close');
   });
 
+  it("adds the edge's headers to every HTTP/2 answer under the responder's own, over HTTP/1.1 on the same port too", async () => {
+    const { host, send } = await start();
+    const h1 = https1Client(host.tlsUrl);
+    for (const r of [await send({ path: '/probe/api/own-headers' }), await h1({ path: '/probe/api/own-headers' })]) {
+      expect(r.headers['x-frame-options']).toBe('DENY');
+      expect(r.headers.vary).toBe('Origin, Accept');
+      expect(r.headers['x-content-type-options']).toBe('nosniff');
+    }
+    for (const path of ['/probe-public', '/probe-static', '/probe/api/touch', '/missing']) {
+      for (const r of [await send({ path }), await h1({ path })]) {
+        expect(r.headers.vary, path).toBe('Origin');
+        expect(r.headers['x-frame-options'], path).toBe('SAMEORIGIN');
+      }
+    }
+  });
+
   it('runs express-session over HTTP/2 (its res._implicitHeader call), the session carried by its cookie', async () => {
     const { send } = await start();
     const first = await send({ path: '/probe/api/count' });

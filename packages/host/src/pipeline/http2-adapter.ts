@@ -1,7 +1,14 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import http2 from 'node:http2';
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import type { AckRequest } from '../modules/contract.js';
+import {
+  AckServerResponse,
+  addOwedHeaders,
+  EDGE_HEADERS_OWED,
+  type OwesEdgeHeaders,
+} from '../http/response-head/response.js';
+import type { EdgeHeaders } from '../http/response-head/prepared-head.js';
 
 /**
  * HTTP/2 requests in the host's one pipeline (docs/protocols.md). Node's compatibility objects
@@ -39,9 +46,12 @@ export function isConnectionSpecific(name: string): boolean {
 }
 
 /** The HTTP/2 response with the HTTP/1 behaviour middleware relies on. */
-export class AckHttp2Response<
-  Request extends http2.Http2ServerRequest = http2.Http2ServerRequest,
-> extends http2.Http2ServerResponse<Request> {
+export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.Http2ServerRequest>
+  extends http2.Http2ServerResponse<Request>
+  implements OwesEdgeHeaders
+{
+  [EDGE_HEADERS_OWED]: EdgeHeaders | undefined = undefined;
+
   override setHeader(name: string, value: number | string | readonly string[]): void {
     // Dropped, not thrown: the host and libraries set `Connection: close` (e.g. on a 413) for HTTP/1.
     if (!isConnectionSpecific(name)) super.setHeader(name, value);
@@ -54,6 +64,7 @@ export class AckHttp2Response<
     reasonOrHeaders?: string | OutgoingHttpHeaders | readonly string[],
     headers?: OutgoingHttpHeaders | readonly string[],
   ): this {
+    addOwedHeaders(this);
     const given = typeof reasonOrHeaders === 'string' ? headers : (reasonOrHeaders ?? headers);
     const kept: OutgoingHttpHeaders = {};
     for (const [name, value] of headerEntries(given)) if (!isConnectionSpecific(name)) kept[name] = value;
@@ -91,27 +102,7 @@ function isHeaderList(headers: OutgoingHttpHeaders | readonly string[]): headers
 }
 
 /** Server options that make Node build HTTP/2 responses as `AckHttp2Response`. */
-export const HTTP2_SERVER_CLASSES = { Http2ServerResponse: AckHttp2Response };
-
-/**
- * An Express application object for HTTP/2 requests: the caller mounts the same middleware and
- * routers on it as on the HTTP/1 one.
- */
-export function createHttp2Express(): Express {
-  const app = express();
-  const request: object = Object.create(
-    http2.Http2ServerRequest.prototype,
-    Object.getOwnPropertyDescriptors(express.request),
-  );
-  const response: object = Object.create(
-    AckHttp2Response.prototype,
-    Object.getOwnPropertyDescriptors(express.response),
-  );
-  const own = { app: { configurable: true, enumerable: true, writable: true, value: app } };
-  app.request = Object.create(request, own);
-  app.response = Object.create(response, own);
-  return app;
-}
+export const HTTP2_SERVER_CLASSES = { Http2ServerResponse: AckHttp2Response, Http1ServerResponse: AckServerResponse };
 
 /**
  * Prepares an HTTP/2 request and response for the pipeline: Express's prototypes (from `app`,

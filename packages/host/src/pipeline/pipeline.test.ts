@@ -110,6 +110,20 @@ describe('edge phase', () => {
     expect(res.headers.get('x-frame-options')).toBeNull();
   });
 
+  it("keeps a responder's own headers over the edge's and merges Vary lists, on every kind of answer", async () => {
+    const { url } = await start();
+    const own = await fetch(`${url}/probe/api/own-headers`);
+    expect(own.headers.get('x-frame-options')).toBe('DENY');
+    expect(own.headers.get('vary')).toBe('Origin, Accept');
+    expect(own.headers.get('x-content-type-options')).toBe('nosniff');
+    // Once each: a Vary or security header written twice would show as a repeated list.
+    for (const path of ['/probe-public', '/probe-static', '/probe/api/touch', '/missing', '/probe/api/missing']) {
+      const res = await fetch(`${url}${path}`);
+      expect(res.headers.get('vary'), path).toBe('Origin');
+      expect(res.headers.get('x-frame-options'), path).toBe('SAMEORIGIN');
+    }
+  });
+
   it('adds a Content-Security-Policy only when IsEnabledCSP, from content-security-policy.txt when present', async () => {
     const { url } = await start(
       { IsEnabledCSP: true },

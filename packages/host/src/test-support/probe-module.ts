@@ -11,7 +11,8 @@ declare module 'express-session' {
 /**
  * A module for tests of the pipeline: a public-phase answer at `/<id>-public`, a static-phase
  * answer at `/<id>-static`, and routes under `/<id>/api` (`touch` writes the session, `json` parses
- * a JSON body (with the host's body reader), `slow?ms=` answers late, `boom` throws).
+ * a JSON body (with the host's body reader), `slow?ms=` answers late, `boom` throws, `own-headers`
+ * sets its own `X-Frame-Options` and `Vary`).
  */
 export function probeModule(events: string[] = []): AckModuleFactory {
   return (ctx) => {
@@ -34,6 +35,12 @@ export function probeModule(events: string[] = []): AckModuleFactory {
     });
     router.get('/boom', () => {
       throw new Error('secret internal detail');
+    });
+    // Its own security header and Vary, which the edge's must not override (docs/pipeline.md).
+    router.get('/own-headers', (_req, res) => {
+      res.setHeader('X-Frame-Options', 'DENY');
+      res.setHeader('Vary', 'Accept');
+      res.json({ own: true });
     });
     router.get('/whoami', (req, res) => res.json({ clientIp: req.ack.clientIp }));
     const contributions: ModuleContributions = {

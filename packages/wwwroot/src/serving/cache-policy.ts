@@ -1,4 +1,4 @@
-export type HeaderPairs = ReadonlyArray<readonly [string, string]>;
+import type { HeaderPairs } from '@ack/host';
 
 const LOADER_MARKERS = ['syn.loader.', 'ack.loader.'];
 

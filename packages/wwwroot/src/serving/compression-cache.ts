@@ -74,6 +74,7 @@ export function createCompressionCache(options: CompressionCacheOptions = {}): C
         encoding,
         etagOf: facts.etag,
         policy,
+        negotiated: true,
         body,
       });
       entry.bytes += body.length;

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import mime from 'mime-types';
-import { cacheHeaders, type HeaderPairs } from './cache-policy.js';
+import type { HeaderPairs } from '@ack/host';
+import { cacheHeaders } from './cache-policy.js';
 import { isRacy } from './dir-index.js';
 import type { Freshness, Stamp } from './freshness.js';
 import { ENCODINGS, chooseEncoding, isCompressible, type Encoding } from './encoding.js';
@@ -143,6 +144,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
           contentType,
           encoding,
           policy,
+          negotiated: true,
           body: whole?.body,
         }),
       );
@@ -155,6 +157,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       contentType,
       encoding: undefined,
       policy,
+      negotiated,
       body,
     });
     const offered = [...new Set([...sidecars.keys(), ...(compression && compressible ? ENCODINGS : [])])];

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { HeaderPairs } from './cache-policy.js';
+import { PreparedHead, type HeaderPairs } from '@ack/host';
 import type { Encoding } from './encoding.js';
 
 /**
@@ -14,10 +14,12 @@ export interface Representation {
   readonly mtimeMs: number;
   readonly etag: string;
   readonly lastModified: string;
-  /** Content-Type, Content-Encoding, ETag, Last-Modified, Accept-Ranges and the cache policy. */
+  /** Content-Type, Content-Encoding, ETag, Last-Modified, Accept-Ranges, the cache policy and Vary. */
   readonly headers: HeaderPairs;
-  /** Headers of a 304: ETag, Last-Modified and the cache policy. */
-  readonly notModifiedHeaders: HeaderPairs;
+  /** The head of a 200 with the whole representation: `headers` and its Content-Length. */
+  readonly head: PreparedHead;
+  /** The head of a 304: ETag, Last-Modified, the cache policy and Vary. */
+  readonly notModifiedHead: PreparedHead;
   /** The whole representation, when small enough to keep in memory. */
   readonly body: Buffer | undefined;
 }
@@ -31,8 +33,12 @@ export interface RepresentationInput {
   /** The validator of the identity file a compressed copy was made from (its own ETag derives from it). */
   etagOf?: string;
   policy: HeaderPairs;
+  /** The file has other representations: every answer carries `Vary: Accept-Encoding`. */
+  negotiated: boolean;
   body: Buffer | undefined;
 }
+
+const VARY_ENCODING = [['Vary', 'Accept-Encoding']] as const;
 
 export function etagFor(size: number, mtimeMs: number): string {
   return `"${size.toString(16)}-${Math.floor(mtimeMs * 1000).toString(16)}"`;
@@ -45,7 +51,8 @@ export function makeRepresentation(input: RepresentationInput): Representation {
   const lastModified = new Date(Math.floor(input.mtimeMs / 1000) * 1000).toUTCString();
   const headers: Array<readonly [string, string]> = [['Content-Type', input.contentType]];
   if (input.encoding) headers.push(['Content-Encoding', input.encoding]);
-  headers.push(['ETag', etag], ['Last-Modified', lastModified], ['Accept-Ranges', 'bytes'], ...input.policy);
+  const vary = input.negotiated ? VARY_ENCODING : [];
+  headers.push(['ETag', etag], ['Last-Modified', lastModified], ['Accept-Ranges', 'bytes'], ...input.policy, ...vary);
   return {
     absolute: input.absolute,
     size: input.size,
@@ -53,7 +60,8 @@ export function makeRepresentation(input: RepresentationInput): Representation {
     etag,
     lastModified,
     headers,
-    notModifiedHeaders: [['ETag', etag], ['Last-Modified', lastModified], ...input.policy],
+    head: new PreparedHead([...headers, ['Content-Length', String(input.size)]]),
+    notModifiedHead: new PreparedHead([['ETag', etag], ['Last-Modified', lastModified], ...input.policy, ...vary]),
     body: input.body,
   };
 }

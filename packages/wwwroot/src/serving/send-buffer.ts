@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HeaderPairs } from './cache-policy.js';
+import { PreparedHead, writePreparedHead } from '@ack/host';
 import { notModified } from './conditional.js';
 
 /**
@@ -11,10 +11,10 @@ import { notModified } from './conditional.js';
 export interface FixedBody {
   readonly body: Buffer;
   readonly etag: string;
-  /** Headers of a 200: Content-Type, ETag, Cache-Control, Content-Length. */
-  readonly headers: HeaderPairs;
-  /** Headers of a 304: ETag and Cache-Control. */
-  readonly notModifiedHeaders: HeaderPairs;
+  /** Head of a 200: Content-Type, ETag, Cache-Control, Content-Length. */
+  readonly head: PreparedHead;
+  /** Head of a 304: ETag and Cache-Control. */
+  readonly notModifiedHead: PreparedHead;
 }
 
 /** `extraHeaders` go on the 200 and the 304 alike (e.g. the manifest's `Ack-Live-Reload`). */
@@ -29,14 +29,14 @@ export function fixedBody(
   return {
     body,
     etag,
-    headers: [
+    head: new PreparedHead([
       ['Content-Type', contentType],
       ['ETag', etag],
       ['Cache-Control', cacheControl],
       ['Content-Length', String(body.length)],
       ...extra,
-    ],
-    notModifiedHeaders: [['ETag', etag], ['Cache-Control', cacheControl], ...extra],
+    ]),
+    notModifiedHead: new PreparedHead([['ETag', etag], ['Cache-Control', cacheControl], ...extra]),
   };
 }
 
@@ -44,11 +44,10 @@ export function fixedBody(
 export function sendBuffer(req: IncomingMessage, res: ServerResponse, fixed: FixedBody): void {
   const ifNoneMatch = req.headers['if-none-match'];
   if (ifNoneMatch !== undefined && notModified(ifNoneMatch, undefined, fixed.etag, '')) {
-    res.statusCode = 304;
-    for (const [name, value] of fixed.notModifiedHeaders) res.setHeader(name, value);
+    writePreparedHead(res, 304, fixed.notModifiedHead);
     res.end();
     return;
   }
-  for (const [name, value] of fixed.headers) res.setHeader(name, value);
+  writePreparedHead(res, 200, fixed.head);
   res.end(req.method === 'HEAD' ? undefined : fixed.body);
 }

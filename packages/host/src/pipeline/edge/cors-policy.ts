@@ -1,6 +1,10 @@
 import cors, { type CorsOptions } from 'cors';
 import type { ServerResponse } from 'node:http';
 import type { AckRequest, RawHandler } from '../../modules/contract.js';
+import { oweEdgeHeaders } from '../../http/response-head/response.js';
+
+/** Every answer depends on the request's Origin, so a shared cache must key on it. */
+const VARY_ORIGIN = [['Vary', 'Origin']] as const;
 
 /**
  * CORS (docs/pipeline.md "Edge details"): origins in `WithOrigins` (a `*` in the host part matches sub-domains) get
@@ -36,12 +40,12 @@ export function createCorsHandler(withOrigins: readonly string[], publicPolicy: 
   return (req: AckRequest, res: ServerResponse, next) => {
     const origin = req.headers.origin;
     if (origin === undefined) {
-      res.setHeader('Vary', 'Origin');
+      oweEdgeHeaders(res, VARY_ORIGIN);
       return next();
     }
     if (isListed(origin)) return credentialed(req, res, next);
     if (publicPolicy) return publicCors(req, res, next);
-    res.setHeader('Vary', 'Origin');
+    oweEdgeHeaders(res, VARY_ORIGIN);
     // Not allowed: no CORS headers, so the browser refuses; a preflight ends here.
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.statusCode = 403;

@@ -5,6 +5,7 @@ import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
 import type { Logger } from '../../logging/logger.js';
 import { sendProblem, type Problem } from '../../http/problem.js';
+import { oweEdgeHeaders } from '../../http/response-head/response.js';
 import { createForwardedPolicy, normalizeIp, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
@@ -108,8 +109,8 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
         );
       }
     }
-    for (const [name, value] of req.ack.protocol === 'https' ? secureHeaders : securityHeaders)
-      res.setHeader(name, value);
+    // Held until the head is written, so a prepared head writes them in one call (docs/pipeline.md).
+    oweEdgeHeaders(res, req.ack.protocol === 'https' ? secureHeaders : securityHeaders);
     next();
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));

@@ -18,6 +18,18 @@ export interface RequestPath {
 }
 
 export function parseRequestPath(rawPath: string): RequestPath {
+  const trailingSlash = rawPath.length > 1 && rawPath.endsWith('/');
+  // The common case, a path with nothing to decode and no empty segment: one split, one lower-casing.
+  if (!rawPath.includes('%') && !rawPath.includes('//') && rawPath.startsWith('/')) {
+    const end = trailingSlash ? rawPath.length - 1 : rawPath.length;
+    const plain = rawPath.slice(0, end);
+    return {
+      segments: plain.length <= 1 ? [] : plain.slice(1).split('/'),
+      folded: plain.length === 0 ? '/' : plain.toLowerCase(),
+      trailingSlash,
+      wellFormed: true,
+    };
+  }
   const parts = rawPath.split('/');
   const segments: string[] = [];
   let folded = '';
@@ -39,7 +51,7 @@ export function parseRequestPath(rawPath: string): RequestPath {
   return {
     segments,
     folded: folded === '' ? '/' : folded,
-    trailingSlash: rawPath.length > 1 && rawPath.endsWith('/'),
+    trailingSlash,
     wellFormed,
   };
 }

@@ -2,8 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { SecuritySettings } from '../../settings/schema.js';
-
-export type HeaderList = ReadonlyArray<readonly [string, string]>;
+import type { HeaderPairs } from '../../http/response-head/prepared-head.js';
 
 /**
  * Security headers (`EnableSecurityHeaders`, `IsEnabledCSP`), computed once at start with helmet
@@ -15,7 +14,7 @@ export function computeSecurityHeaders(
   enableCsp: boolean,
   csp?: string,
   secure = true,
-): HeaderList {
+): HeaderPairs {
   if (!security.EnableSecurityHeaders) return enableCsp && csp ? [['Content-Security-Policy', csp]] : [];
   const options: HelmetOptions = {
     contentSecurityPolicy:

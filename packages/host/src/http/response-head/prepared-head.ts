@@ -1,0 +1,84 @@
+/**
+ * Response heads worked out once (docs/pipeline.md "Response heads"). Pure: no I/O, no Node objects.
+ *
+ * Node validates and stores every `setHeader` call on its own; a head given to `writeHead` as one
+ * flat `[name, value, ...]` list costs a fraction of that. So the headers that do not depend on the
+ * request are joined once into such a list: the edge's (security headers, `Vary: Origin`) with a
+ * responder's own (a file version's 200 or 304, the 404 page, the manifest).
+ */
+export type HeaderPairs = ReadonlyArray<readonly [string, string]>;
+
+/** Joins remembered per object: a few variants are expected; past this, joins are made each time. */
+const MAX_REMEMBERED_JOINS = 16;
+
+/**
+ * Headers the edge owes a response (security headers, CORS's `Vary: Origin`). Edge handlers add
+ * constant lists made at start, so the few variants that occur (scheme, Origin or not) are each
+ * one object, and a prepared head remembers its join with each by identity.
+ */
+export class EdgeHeaders {
+  static readonly NONE = new EdgeHeaders([]);
+  private readonly extended = new Map<HeaderPairs, EdgeHeaders>();
+
+  private constructor(readonly pairs: HeaderPairs) {}
+
+  /** These headers and then `more` (a constant list; `Vary` values merged). */
+  plus(more: HeaderPairs): EdgeHeaders {
+    let next = this.extended.get(more);
+    if (next === undefined) {
+      next = new EdgeHeaders(joinHeaders(this.pairs, more));
+      if (this.extended.size < MAX_REMEMBERED_JOINS) this.extended.set(more, next);
+    }
+    return next;
+  }
+}
+
+/** A responder's own head, joined with each edge variant on first use (a handful per head). */
+export class PreparedHead {
+  // Flat lists are handed to Node's `writeHead` as they are and never changed.
+  private readonly joined = new Map<EdgeHeaders, string[]>();
+  /** The head alone, flat: for a response the edge owes nothing. */
+  readonly flat: string[];
+
+  constructor(readonly pairs: HeaderPairs) {
+    this.flat = pairs.flat();
+  }
+
+  /** `[name, value, ...]`: the edge's headers, then this head's; a name in both keeps this head's value. */
+  flatWith(edge: EdgeHeaders | undefined): string[] {
+    if (edge === undefined) return this.flat;
+    let flat = this.joined.get(edge);
+    if (flat === undefined) {
+      flat = joinHeaders(edge.pairs, this.pairs).flat();
+      if (this.joined.size < MAX_REMEMBERED_JOINS) this.joined.set(edge, flat);
+    }
+    return flat;
+  }
+}
+
+/**
+ * `first` then `second`, names compared case-insensitively: `Vary` lists are merged (each token
+ * once, `first`'s first); for any other name in both, `second`'s value replaces `first`'s.
+ */
+export function joinHeaders(first: HeaderPairs, second: HeaderPairs): Array<readonly [string, string]> {
+  const out: Array<readonly [string, string]> = [...first];
+  for (const [name, value] of second) {
+    const at = out.findIndex(([n]) => n.toLowerCase() === name.toLowerCase());
+    if (at === -1) out.push([name, value]);
+    else if (name.toLowerCase() === 'vary') out[at] = [out[at]![0], mergeVary(out[at]![1], value)];
+    else out[at] = [out[at]![0], value];
+  }
+  return out;
+}
+
+/** Two `Vary` values as one, each field name once (case-insensitive), in order; `*` absorbs all. */
+export function mergeVary(first: string, second: string): string {
+  const names: string[] = [];
+  for (const token of `${first},${second}`.split(',')) {
+    const name = token.trim();
+    if (name === '') continue;
+    if (name === '*') return '*';
+    if (!names.some((n) => n.toLowerCase() === name.toLowerCase())) names.push(name);
+  }
+  return names.join(', ');
+}

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import http2 from 'node:http2';
-import type net from 'node:net';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '../fs/safe-write.js';
 import {
@@ -119,6 +119,30 @@ describe('slow and greedy clients (Kestrel:Limits)', () => {
     expect(reply).toMatch(/^HTTP\/1\.1 404/);
     expect(reply).toMatch(/\r\nConnection: close\r\n/i);
     expect(await c.closedWithin(10_000)).toBe(true);
+  });
+
+  it('reads and discards a body still coming after such an error (lingering close), so the client sees the answer, not a reset', async () => {
+    const { url } = await start();
+    // Half-open, as a client still sending its body is after the host's answer and FIN.
+    const socket = net.connect({ port: Number(new URL(url).port), host: '127.0.0.1', allowHalfOpen: true });
+    let error: Error | undefined;
+    socket.on('error', (e) => (error = e));
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const chunk = Buffer.alloc(16 * 1024, 'x');
+    socket.write(post('/probe/api/missing', 32 * chunk.length));
+    await ended; // the whole answer, then the host's FIN
+    expect(text).toMatch(/^HTTP\/1\.1 404[\s\S]*Connection: close[\s\S]*"code"/i);
+    for (let i = 0; i < 32; i++) {
+      await new Promise<void>((resolve) => socket.write(chunk, () => resolve()));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await new Promise((r) => setTimeout(r, 200)); // time for a reset to come back
+    socket.end();
+    await closed;
+    expect(error).toBeUndefined();
   });
 
   it('keeps the connection for an error answered after the body was read', async () => {

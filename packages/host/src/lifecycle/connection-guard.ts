@@ -60,6 +60,40 @@ interface Watched {
 }
 
 const TICK_MS = 1000;
+/** A lingering close ends once no body byte came for this long, or after `LINGER_MAX_MS` in all. */
+const LINGER_IDLE_MS = 2000;
+const LINGER_MAX_MS = 10_000;
+
+/**
+ * A lingering close (RFC 9112 9.6) for a connection answered before its body was read. Node closes
+ * such a socket as soon as the answer is written; the client, still sending its body, then gets a
+ * TCP reset, which can destroy the answer in its receive buffer (`ack contract-sync` with a wrong key
+ * saw EPIPE instead of the 401). Instead the host sends its FIN after the answer and reads and
+ * discards what still comes, until the body ends, the client closes, nothing came for
+ * `LINGER_IDLE_MS`, or `LINGER_MAX_MS` passed; then it closes.
+ */
+function lingerBeforeClosing(req: http.IncomingMessage): void {
+  const socket = req.socket;
+  // Node calls `destroySoon` once the last answer on a `Connection: close` socket is written.
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    if (this.writable) this.end();
+    const destroy = () => {
+      clearTimeout(idle);
+      clearTimeout(cap);
+      this.destroy();
+    };
+    // As Node's own `destroySoon`: the answer is written out before the socket goes.
+    const close = () => (this.writableFinished ? destroy() : this.once('finish', destroy));
+    const idle = setTimeout(close, LINGER_IDLE_MS);
+    const cap = setTimeout(destroy, LINGER_MAX_MS);
+    if (req.complete) return close();
+    this.on('data', () => idle.refresh());
+    this.once('end', close);
+    this.once('close', destroy);
+    req.once('end', close);
+    req.resume(); // discarded
+  };
+}
 
 const carriesBody = (headers: http.IncomingHttpHeaders) => {
   const length = headers['content-length'];
@@ -137,7 +171,10 @@ export function createConnectionGuard(
     // Decided when the status line is written: an error answered before the whole body arrived.
     res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
       const status = typeof args[0] === 'number' ? args[0] : this.statusCode;
-      if (status >= 400 && !req.complete) this.setHeader('Connection', 'close');
+      if (status >= 400 && !req.complete) {
+        this.setHeader('Connection', 'close');
+        lingerBeforeClosing(req);
+      }
       return writeHead.apply(this, args);
     } as typeof writeHead;
   };

@@ -7,9 +7,10 @@
 // median of the ratios taken within one round (the machine may be busy; a round's servers share
 // its conditions). Prints a table and writes docs/benchmarks.md (see that page for the method).
 //
-//   BENCH_DURATION=3   seconds per measurement (quick: 1)
+//   BENCH_DURATION=2   seconds per measurement (quick: 1)
 //   BENCH_ROUNDS=5     rounds (at least 3; more rounds of shorter runs ride out a busy moment better)
 //   BENCH_ONLY=1k,304  only these cells
+//   BENCH_SERVERS=ack,ceiling  only these servers (ratios need their peers among them)
 //   BENCH_NO_DOCS=1    do not rewrite docs/benchmarks.md
 import fs from 'node:fs';
 import http from 'node:http';
@@ -26,10 +27,13 @@ import { memoryRun, renderDoc, renderTable, summarize } from './lib/report.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const work = path.join(here, '.work');
-const DURATION = Number(process.env.BENCH_DURATION ?? 3);
+const DURATION = Number(process.env.BENCH_DURATION ?? 2);
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 5));
 const WARMUP = Math.min(2, DURATION);
 const only = process.env.BENCH_ONLY?.split(',');
+const onlyServers = process.env.BENCH_SERVERS?.split(',');
+if (onlyServers && !onlyServers.includes('ack'))
+  throw new Error('BENCH_SERVERS must name ack: every ratio is ack to a peer');
 
 function get(url, headers) {
   return new Promise((resolve, reject) => {
@@ -42,7 +46,7 @@ function get(url, headers) {
   });
 }
 
-async function measure(server, cell, scripts, files, warm) {
+async function measure(server, others, cell, scripts, files, warm) {
   const target = cell.path(server.name);
   const url = server.url + target;
   const headers = (await cell.headers?.(url)) ?? {};
@@ -56,8 +60,15 @@ async function measure(server, cell, scripts, files, warm) {
   const run = { url: cell.script ? server.url : url, seconds: DURATION, script, headers };
   if (warm) await wrk({ ...run, seconds: WARMUP });
   const cpuBefore = cpuSeconds(server.pid);
+  const othersBefore = others.map((s) => cpuSeconds(s.pid));
   const r = await wrk(run);
   const serverCpu = (cpuSeconds(server.pid) - cpuBefore) / DURATION;
+  // CPU 0 is shared by every server: one still busy from its own run (a collection after the
+  // load) would take from the one measured. Named when it took more than 5% of the CPU.
+  others.forEach((s, i) => {
+    const share = (cpuSeconds(s.pid) - othersBefore[i]) / DURATION;
+    if (share > 0.05) problems.push(`${s.name} used ${fmt(share * 100)}% CPU meanwhile`);
+  });
   const expectedWrong = cell.status >= 400 ? r.requests : 0;
   if (r.wrongStatus !== expectedWrong) problems.push(`${r.wrongStatus} unexpected statuses`);
   if (r.errors) problems.push(`${r.errors} socket errors`);
@@ -97,14 +108,21 @@ async function main() {
   let nginxVer = 'not installed';
   try {
     const arg = [files.layoutFile];
-    servers.push(await startNode('ack', path.join(here, 'servers/ack.mjs'), arg, ['--expose-gc']));
-    servers.push(await startAckWorkers('ack-w2', files.layoutFile, repo));
-    servers.push(await startNode('ceiling', path.join(here, 'servers/ceiling.mjs'), arg));
-    servers.push(await startNode('ceiling-h', path.join(here, 'servers/ceiling.mjs'), [...arg, '--edge-headers']));
-    const differ = await headerNamesDiffer(servers, '/1k.txt');
-    if (differ) notes.push(`ceiling-h does not send the same header names as ack (${differ}): its column is off.`);
+    const wanted = (name) => !onlyServers || onlyServers.includes(name);
+    const node = async (name, script, args = arg, flags = []) => {
+      if (wanted(name)) servers.push(await startNode(name, path.join(here, 'servers', script), args, flags));
+    };
+    await node('ack', 'ack.mjs', arg, ['--expose-gc']);
+    if (wanted('ack-w2')) servers.push(await startAckWorkers('ack-w2', files.layoutFile, repo));
+    await node('ceiling', 'ceiling.mjs');
+    await node('ceiling-h', 'ceiling.mjs', [...arg, '--edge-headers']);
+    if (wanted('ack') && wanted('ceiling-h')) {
+      const differ = await headerNamesDiffer(servers, '/1k.txt');
+      if (differ) notes.push(`ceiling-h does not send the same header names as ack (${differ}): its column is off.`);
+    }
     const bin = nginxBinary();
-    if (bin) {
+    if (!wanted('nginx')) nginxVer = 'not measured';
+    else if (bin) {
       nginxVer = nginxVersion(bin) ?? 'unknown';
       try {
         servers.push(await startNginx(bin, work, files));
@@ -112,40 +130,81 @@ async function main() {
         notes.push(`nginx could not start (${err.message.split('\n')[0]}); its columns are empty.`);
       }
     } else notes.push('nginx is not installed (Debian: nginx-light); its columns are empty.');
-    servers.push(await startNode('express', path.join(here, 'servers/express-static.mjs'), arg));
-    servers.push(await startNode('sirv', path.join(here, 'servers/sirv.mjs'), arg));
-    servers.push(await startNode('fastify', path.join(here, 'servers/fastify-static.mjs'), arg));
+    await node('express', 'express-static.mjs');
+    await node('sirv', 'sirv.mjs');
+    await node('fastify', 'fastify-static.mjs');
     for (const n of notes) console.log(`bench: ${n}`);
     const cells = CELLS.filter((c) => !only || only.includes(c.id));
     console.log(
       `bench: ${servers.map((s) => s.name).join(', ')}; ${cells.length} cells × ${ROUNDS} rounds × ${DURATION} s; ${wrkVer}, ${pinning ? 'server on CPU 0, wrk on CPU 1' : 'not pinned'}`,
     );
 
-    // results[cell][server] = one measurement per round
+    // Paired: within a round, our host is measured right beside each peer in turn (ack then the
+    // peer, or the peer then ack, alternating), and each ratio is taken between the two runs of a
+    // pair, a few seconds apart. The machine's load drifts over seconds to minutes; a ratio between
+    // runs far apart in time measures that drift as much as the servers. The ceiling, which the
+    // goals are stated against, gets three pairs per round.
+    // results[cell][server][round] = that server's runs; beside[cell][round][peer] = ack's runs beside them.
+    const ackServer = servers.find((s) => s.name === 'ack');
+    const peers = servers.filter((s) => s !== ackServer);
     const results = Object.fromEntries(cells.map((c) => [c.id, Object.fromEntries(servers.map((s) => [s.name, []]))]));
+    const beside = Object.fromEntries(cells.map((c) => [c.id, []]));
+    const warmed = new Set();
+    const run = async (server, cell, round, peer) => {
+      const key = `${server.name} ${cell.id}`;
+      const r = await measure(
+        server,
+        servers.filter((s) => s !== server),
+        cell,
+        scripts,
+        files,
+        !warmed.has(key),
+      );
+      warmed.add(key);
+      const v = cell.throughput ? `${fmt(r.mbps, 1)} MB/s` : `${fmt(r.rps)} req/s`;
+      const name = peer ? `ack (beside ${peer.name})` : server.name;
+      console.log(
+        `  round ${round + 1} ${cell.label.padEnd(24)} ${name.padEnd(20)} ${v.padStart(14)}  server CPU ${fmt(r.serverCpu * 100)}%, wrk CPU ${fmt(r.wrkCpu * 100)}%${r.problems.length ? `  ⚠ ${r.problems.join('; ')}` : ''}`,
+      );
+      return r;
+    };
+    const CEILING_PAIRS = 3;
+    const schedule = peers.flatMap((p) => Array(p.name === 'ceiling' ? CEILING_PAIRS : 1).fill(p));
     for (let round = 0; round < ROUNDS; round++) {
       for (const cell of cells) {
-        // Each round starts with another server, so none always runs first or last.
-        const order = servers.map((_, i) => servers[(i + round) % servers.length]);
-        for (const server of order) {
-          const r = await measure(server, cell, scripts, files, round === 0);
-          results[cell.id][server.name].push(r);
-          const v = cell.throughput ? `${fmt(r.mbps, 1)} MB/s` : `${fmt(r.rps)} req/s`;
-          console.log(
-            `  round ${round + 1} ${cell.label.padEnd(24)} ${server.name.padEnd(8)} ${v.padStart(14)}  server CPU ${fmt(r.serverCpu * 100)}%, wrk CPU ${fmt(r.wrkCpu * 100)}%${r.problems.length ? `  ⚠ ${r.problems.join('; ')}` : ''}`,
-          );
+        const pairs = {};
+        const runs = {};
+        // Each round starts with another peer, so none always runs first or last.
+        for (let i = 0; i < schedule.length; i++) {
+          const peer = schedule[(i + round) % schedule.length];
+          const ackFirst = (i + round) % 2 === 0;
+          let ours;
+          if (ackFirst) ours = await run(ackServer, cell, round, peer);
+          const theirs = await run(peer, cell, round);
+          if (!ackFirst) ours = await run(ackServer, cell, round, peer);
+          (pairs[peer.name] ??= []).push(ours);
+          (runs[peer.name] ??= []).push(theirs);
         }
+        beside[cell.id].push(pairs);
+        for (const [name, list] of Object.entries(runs)) results[cell.id][name].push(list);
+        results[cell.id].ack.push(Object.values(pairs).flat());
       }
     }
 
+    // The memory run and docs/benchmarks.md need the whole run, every server.
+    const whole = !onlyServers && !only;
     const ack = servers.find((s) => s.name === 'ack');
-    console.log('bench: memory of our host across the 5,000-file tree…');
-    const memory = await memoryRun(ack, scripts.tree, DURATION);
-    console.log(`  RSS MiB after a full GC: ${memory.map((s) => s.gcRssMiB.toFixed(1)).join(' → ')}`);
+    let memory = [];
+    if (whole) {
+      console.log('bench: memory of our host across the 5,000-file tree…');
+      memory = await memoryRun(ack, scripts.tree, DURATION);
+      console.log(`  RSS MiB after a full GC: ${memory.map((s) => s.gcRssMiB.toFixed(1)).join(' → ')}`);
+    }
 
     const rows = summarize(
       cells,
       results,
+      beside,
       servers.map((s) => s.name),
       PEERS,
     );
@@ -154,7 +213,7 @@ async function main() {
       servers.map((s) => s.name),
     );
     console.log('\n' + table + '\n');
-    if (!process.env.BENCH_NO_DOCS) {
+    if (whole && !process.env.BENCH_NO_DOCS) {
       const doc = renderDoc({ table, rows, memory, notes, nginxVer, wrkVer, duration: DURATION, rounds: ROUNDS, repo });
       fs.writeFileSync(path.join(repo, 'docs/benchmarks.md'), doc);
       console.log('bench: wrote docs/benchmarks.md');

@@ -78,8 +78,7 @@ function rangeStillValid(ifRange: string | undefined, facts: Representation): bo
 }
 
 function streamFile(res: ServerResponse, absolute: string, start: number, end: number, length: number): void {
-  // 64 KiB reads (Node's default for files): 256 KiB reads served a 4 MiB file at about half the
-  // MB/s under 64 connections in `pnpm bench` (docs/static-files.md, "Large files").
+  // 64 KiB reads, Node's default for files (docs/static-files.md, "Large files").
   const stream = fs.createReadStream(absolute, { start, end, highWaterMark: 64 * 1024 });
   res.once('close', () => stream.destroy());
   stream.once('error', () => res.destroy());

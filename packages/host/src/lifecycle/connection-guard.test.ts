@@ -145,6 +145,25 @@ describe('slow and greedy clients (Kestrel:Limits)', () => {
     expect(error).toBeUndefined();
   });
 
+  it('keeps discarding a body that goes on steadily past the 2 s idle limit of that lingering close', async () => {
+    const { url } = await start();
+    const socket = net.connect({ port: Number(new URL(url).port), host: '127.0.0.1', allowHalfOpen: true });
+    let error: Error | undefined;
+    socket.on('error', (e) => (error = e));
+    socket.resume();
+    const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    socket.write(post('/probe/api/missing', 4000));
+    await ended;
+    // 1,000 bytes every 1.5 s (above MinRequestBodyDataRate): never 2 s without data.
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 1500));
+      socket.write(Buffer.alloc(1000, 'x'));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(error).toBeUndefined();
+    socket.destroy();
+  });
+
   it('keeps the connection for an error answered after the body was read', async () => {
     const { url } = await start();
     const c = await rawConnection(url);

@@ -78,16 +78,25 @@ function lingerBeforeClosing(req: http.IncomingMessage): void {
   socket.destroySoon = function lingeringClose(this: Socket) {
     if (this.writable) this.end();
     const destroy = () => {
-      clearTimeout(idle);
+      clearInterval(idle);
       clearTimeout(cap);
       this.destroy();
     };
     // As Node's own `destroySoon`: the answer is written out before the socket goes.
-    const close = () => (this.writableFinished ? destroy() : this.once('finish', destroy));
-    const idle = setTimeout(close, LINGER_IDLE_MS);
+    const close = () => {
+      clearInterval(idle);
+      if (this.writableFinished) destroy();
+      else this.once('finish', destroy);
+    };
+    // Counted on the socket: Node's parser discards the body of an answered request itself,
+    // without request events.
+    let seen = this.bytesRead;
+    const idle = setInterval(() => {
+      if (this.bytesRead === seen) close();
+      seen = this.bytesRead;
+    }, LINGER_IDLE_MS);
     const cap = setTimeout(destroy, LINGER_MAX_MS);
     if (req.complete) return close();
-    this.on('data', () => idle.refresh());
     this.once('end', close);
     this.once('close', destroy);
     req.once('end', close);

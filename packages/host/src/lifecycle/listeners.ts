@@ -300,10 +300,16 @@ export function ensureDevCertificate(
 class ConnectionTracker {
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly busy = new Map<Socket, number>();
+  /** Every TCP connection, whatever became of it (a TLS handshake never finished, a session gone). */
+  private readonly connections = new Set<Socket>();
   private closing = false;
   private draining = false;
 
   attach(server: http2.Http2Server | http2.Http2SecureServer): void {
+    server.on('connection', (socket: Socket) => {
+      this.connections.add(socket);
+      socket.once('close', () => this.connections.delete(socket));
+    });
     server.on('session', (session: http2.ServerHttp2Session) => {
       this.sessions.add(session);
       session.once('close', () => this.sessions.delete(session));
@@ -342,6 +348,8 @@ class ConnectionTracker {
     const timer = setTimeout(() => {
       for (const session of this.sessions) session.destroy();
       for (const socket of this.busy.keys()) socket.destroy();
+      // Whatever still holds the server after the grace time goes too, or close would wait forever.
+      for (const socket of this.connections) socket.destroy();
     }, graceMs);
     await stopped;
     clearTimeout(timer);

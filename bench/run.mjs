@@ -2,10 +2,10 @@
 // (`ack-w2`), beside the Node ceiling (node:http answering the same bytes from memory; `ceiling-h`
 // also sending our host's headers), nginx (one worker), Express 5 + express.static, sirv and
 // @fastify/static, all on loopback serving the same files. Load comes from wrk (one thread,
-// 64 connections) pinned to CPU 1, the server under test to CPU 0. Every server is measured in
-// turn within each round; the figures reported are medians over rounds, and each ratio is the
-// median of the ratios taken within one round (the machine may be busy; a round's servers share
-// its conditions). Prints a table and writes docs/benchmarks.md (see that page for the method).
+// 64 connections) pinned to CPU 1, the server under test to CPU 0. Within each round our host is
+// measured right beside each peer in turn (three times beside the ceiling); each ratio is the
+// median over rounds of the ratios within those pairs, since the machine drifts between runs far
+// apart. Prints a table and writes docs/benchmarks.md (see that page for the method).
 //
 //   BENCH_DURATION=2   seconds per measurement (quick: 1)
 //   BENCH_ROUNDS=5     rounds (at least 3; more rounds of shorter runs ride out a busy moment better)

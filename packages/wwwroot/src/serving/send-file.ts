@@ -1,9 +1,9 @@
-import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import parseRange from 'range-parser';
 import type { FileFacts } from './file-store.js';
 import type { Representation } from './representation.js';
 import { notModified } from './conditional.js';
+import { streamFileRange } from './file-stream.js';
 import { setHeaderPairs, writePreparedHead } from '@ack/host';
 
 /**
@@ -30,7 +30,7 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: FileFa
     writePreparedHead(res, 200, facts.head);
     if (req.method === 'HEAD' || facts.size === 0) res.end();
     else if (facts.body) res.end(facts.body);
-    else streamFile(res, facts.absolute, 0, facts.size - 1, facts.size);
+    else streamFileRange(res, facts.absolute, 0, facts.size - 1);
     return;
   }
   sendRange(res, facts, h.range);
@@ -66,7 +66,7 @@ function sendRange(res: ServerResponse, facts: Representation, range: string): v
     res.end(start === 0 && length === facts.body.length ? facts.body : facts.body.subarray(start, end + 1));
     return;
   }
-  streamFile(res, facts.absolute, start, end, length);
+  streamFileRange(res, facts.absolute, start, end);
 }
 
 /** `If-Range` with a strong ETag or an HTTP date: the range applies only if the file is that version. */
@@ -75,15 +75,4 @@ function rangeStillValid(ifRange: string | undefined, facts: Representation): bo
   if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === facts.etag;
   const since = Date.parse(ifRange);
   return !Number.isNaN(since) && Math.floor(facts.mtimeMs / 1000) * 1000 <= since;
-}
-
-function streamFile(res: ServerResponse, absolute: string, start: number, end: number, length: number): void {
-  // 64 KiB reads, Node's default for files (docs/static-files.md, "Large files").
-  const stream = fs.createReadStream(absolute, { start, end, highWaterMark: 64 * 1024 });
-  res.once('close', () => stream.destroy());
-  stream.once('error', () => res.destroy());
-  // The file may shrink between stat and read: never end a response shorter than its Content-Length
-  // (the client would wait for bytes that never come); cut the connection instead.
-  stream.once('end', () => (stream.bytesRead === length ? res.end() : res.destroy()));
-  stream.pipe(res, { end: false });
 }

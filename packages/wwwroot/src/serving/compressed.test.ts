@@ -130,10 +130,17 @@ describe('immutable caching', () => {
 describe('UseResponseComression', () => {
   let c: WwwrootFixture;
   const text = 'a text file worth compressing, '.repeat(300);
+  // The example screen's stylesheet: brotli saves 14 bytes of its body, less than the header it adds.
+  const tiny =
+    '.sys010-status {\n  padding: 0.5rem 0.75rem;\n  border-left: 4px solid var(--ack-accent, #0b6e4f);\n}\n';
   beforeAll(async () => {
     c = await startWwwroot({
       appSettings: { UseResponseComression: true },
-      files: { [`${ROOT}/page.html`]: `<p>${text}</p>`, [`${ROOT}/image.png`]: Buffer.alloc(4096, 1) },
+      files: {
+        [`${ROOT}/page.html`]: `<p>${text}</p>`,
+        [`${ROOT}/image.png`]: Buffer.alloc(4096, 1),
+        [`${ROOT}/tiny.css`]: tiny,
+      },
     });
   });
   afterAll(() => c?.close());
@@ -155,6 +162,16 @@ describe('UseResponseComression', () => {
     const png = await rawRequest(c.url, '/image.png', { headers: { 'Accept-Encoding': 'br, gzip' } });
     expect(png.headers['content-encoding']).toBeUndefined();
     expect(png.body.length).toBe(4096);
+  });
+
+  it('sends a tiny file as it is when compressing it would make the answer larger', async () => {
+    const saved =
+      tiny.length - zlib.brotliCompressSync(tiny, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 6 } }).length;
+    expect(saved).toBeGreaterThan(0);
+    expect(saved).toBeLessThan('Content-Encoding: br\r\n'.length);
+    const r = await rawRequest(c.url, '/tiny.css', { headers: { 'Accept-Encoding': 'br, gzip' } });
+    expect(r.headers['content-encoding']).toBeUndefined();
+    expect(r.text).toBe(tiny);
   });
 
   it('serves a changed file compressed anew on the next request', async () => {

@@ -6,8 +6,8 @@ import type { FileFacts } from './file-store.js';
 /**
  * `UseResponseComression` for files: a text file without a precompressed sidecar is compressed
  * once per version (brotli and gzip together) and the copies kept in a cache bounded in bytes, so
- * no request pays for compression again. A copy no smaller than the file is not kept (the file is
- * sent as is). See docs/static-files.md.
+ * no request pays for compression again. A copy that does not save more than its own
+ * `Content-Encoding` header costs is not kept (the file is sent as is). See docs/static-files.md.
  */
 export interface CompressionCache {
   /** The compressed copy of the file as it is now, or undefined when none is worth sending. */
@@ -20,6 +20,12 @@ interface Entry {
   bytes: number;
   copies: Partial<Record<Encoding, Representation>>;
 }
+
+/**
+ * Bytes a compressed answer must save to be worth sending: the `Content-Encoding: gzip` line it
+ * adds. A tiny file compressed can have a smaller body and still a larger answer.
+ */
+const MIN_SAVING = 'Content-Encoding: gzip\r\n'.length;
 
 /** Files remembered (also those with no copy worth keeping), like the file store's bound. */
 const MAX_ENTRIES = 20_000;
@@ -65,7 +71,7 @@ export function createCompressionCache(options: CompressionCacheOptions = {}): C
               },
             })
           : zlib.gzipSync(source, { level: 9 });
-      if (body.length >= source.length) continue;
+      if (source.length - body.length <= MIN_SAVING) continue;
       entry.copies[encoding] = makeRepresentation({
         absolute: facts.absolute,
         size: body.length,

@@ -37,6 +37,13 @@ import {
  */
 export function createHtmxRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
+  // A fixed asset (`htmx.min.js` from the installed `htmx.org` package, the sample's CSS), read once.
+  const assetHandler = (body: Buffer, contentType: string) => {
+    const asset = fixedBody(body, contentType, 'public, max-age=3600', {
+      compress: runtime.settings.serving.compressFiles,
+    });
+    return (req: Request, res: Response) => sendBuffer(req, res, asset);
+  };
   router.get(
     '/htmx.min.js',
     assetHandler(
@@ -179,10 +186,4 @@ function sendHtml(req: Request, res: Response, status: number, fragment: string,
 
 function parseOffset(value: unknown): number {
   return typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : 0;
-}
-
-/** A fixed asset (`htmx.min.js` from the installed `htmx.org` package, the sample's CSS), read once, with an ETag. */
-function assetHandler(body: Buffer, contentType: string) {
-  const asset = fixedBody(body, contentType, 'public, max-age=3600');
-  return (req: Request, res: Response) => sendBuffer(req, res, asset);
 }

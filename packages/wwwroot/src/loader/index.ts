@@ -29,7 +29,9 @@ export function createLoaderRouter(runtime: WwwrootRuntime): Router {
     // Read when first asked for, then kept, as htmx is.
     let asset: FixedBody | undefined;
     router.get('/ack.loader.js', (req, res) => {
-      asset ??= fixedBody(fs.readFileSync(script), 'text/javascript; charset=utf-8', 'no-cache');
+      asset ??= fixedBody(fs.readFileSync(script), 'text/javascript; charset=utf-8', 'no-cache', {
+        compress: runtime.settings.serving.compressFiles,
+      });
       sendBuffer(req, res, asset);
     });
   }

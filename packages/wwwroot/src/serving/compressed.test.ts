@@ -130,16 +130,22 @@ describe('immutable caching', () => {
 describe('UseResponseComression', () => {
   let c: WwwrootFixture;
   const text = 'a text file worth compressing, '.repeat(300);
+  const SHARED = Array.from({ length: 12 }, (_, i) => `theme-${i}.css`);
   // The example screen's stylesheet: brotli saves 14 bytes of its body, less than the header it adds.
   const tiny =
     '.sys010-status {\n  padding: 0.5rem 0.75rem;\n  border-left: 4px solid var(--ack-accent, #0b6e4f);\n}\n';
   beforeAll(async () => {
     c = await startWwwroot({
       appSettings: { UseResponseComression: true },
+      moduleConfig: { SharedFileConfigPath: '../config/shared_files.json' },
       files: {
         [`${ROOT}/page.html`]: `<p>${text}</p>`,
         [`${ROOT}/image.png`]: Buffer.alloc(4096, 1),
         [`${ROOT}/tiny.css`]: tiny,
+        ...Object.fromEntries(SHARED.map((name) => [`shared/${name}`, `/* ${name} */`])),
+        'config/shared_files.json': {
+          items: SHARED.map((name) => ({ requestPath: `/shared/${name}`, hostFilePath: `../shared/${name}` })),
+        },
       },
     });
   });
@@ -172,6 +178,30 @@ describe('UseResponseComression', () => {
     const r = await rawRequest(c.url, '/tiny.css', { headers: { 'Accept-Encoding': 'br, gzip' } });
     expect(r.headers['content-encoding']).toBeUndefined();
     expect(r.text).toBe(tiny);
+  });
+
+  it('compresses the shared-file manifest and the browser loader once, each encoding with its own validator', async () => {
+    for (const target of ['/shared-files/manifest', '/wwwroot/api/loader/ack.loader.js']) {
+      const plain = await rawRequest(c.url, target);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.headers.vary).toBe('Origin, Accept-Encoding');
+      const b = await rawRequest(c.url, target, { headers: { 'Accept-Encoding': 'gzip, br' } });
+      expect(b.headers['content-encoding']).toBe('br');
+      expect(b.headers.vary).toBe('Origin, Accept-Encoding');
+      expect(zlib.brotliDecompressSync(b.body).equals(plain.body)).toBe(true);
+      expect(Number(b.headers['content-length'])).toBeLessThan(plain.body.length);
+      const g = await rawRequest(c.url, target, { headers: { 'Accept-Encoding': 'br;q=0, gzip' } });
+      expect(g.headers['content-encoding']).toBe('gzip');
+      expect(zlib.gunzipSync(g.body).equals(plain.body)).toBe(true);
+      expect(new Set([plain.headers.etag, b.headers.etag, g.headers.etag]).size).toBe(3);
+      const again = (etag: string, encoding: string) =>
+        rawRequest(c.url, target, { headers: { 'Accept-Encoding': encoding, 'If-None-Match': etag } });
+      expect((await again(b.headers.etag!, 'br')).status).toBe(304);
+      // A brotli validator does not match the gzip answer: the client gets the gzip bytes.
+      expect((await again(b.headers.etag!, 'gzip')).status).toBe(200);
+    }
+    const manifest = JSON.parse((await rawRequest(c.url, '/shared-files/manifest')).text) as unknown[];
+    expect(manifest).toHaveLength(SHARED.length);
   });
 
   it('serves a changed file compressed anew on the next request', async () => {

@@ -61,17 +61,10 @@ export function createCompressionCache(options: CompressionCacheOptions = {}): C
       source = whole.body;
     }
     const { policy } = facts;
+    const copies = compressOnce(source);
     for (const encoding of ENCODINGS) {
-      const body =
-        encoding === 'br'
-          ? zlib.brotliCompressSync(source, {
-              params: {
-                [zlib.constants.BROTLI_PARAM_QUALITY]: 6,
-                [zlib.constants.BROTLI_PARAM_SIZE_HINT]: source.length,
-              },
-            })
-          : zlib.gzipSync(source, { level: 9 });
-      if (source.length - body.length <= MIN_SAVING) continue;
+      const body = copies[encoding];
+      if (!body) continue;
       entry.copies[encoding] = makeRepresentation({
         absolute: facts.absolute,
         size: body.length,
@@ -106,4 +99,25 @@ export function createCompressionCache(options: CompressionCacheOptions = {}): C
     },
     stats: () => ({ entries: entries.size, bytes: total }),
   };
+}
+
+/**
+ * The brotli (quality 6) and gzip (level 9) copies of a body, each only when it is worth sending:
+ * it must save more than the `Content-Encoding` line it adds.
+ */
+export function compressOnce(source: Buffer): Partial<Record<Encoding, Buffer>> {
+  const copies: Partial<Record<Encoding, Buffer>> = {};
+  for (const encoding of ENCODINGS) {
+    const body =
+      encoding === 'br'
+        ? zlib.brotliCompressSync(source, {
+            params: {
+              [zlib.constants.BROTLI_PARAM_QUALITY]: 6,
+              [zlib.constants.BROTLI_PARAM_SIZE_HINT]: source.length,
+            },
+          })
+        : zlib.gzipSync(source, { level: 9 });
+    if (source.length - body.length > MIN_SAVING) copies[encoding] = body;
+  }
+  return copies;
 }

@@ -70,7 +70,7 @@ export function createSharedFileHandler(
     Buffer.from(JSON.stringify(catalog.items.map((item) => ({ requestPath: item.requestPath })))),
     'application/json; charset=utf-8',
     'no-cache',
-    manifestHeaders,
+    { extraHeaders: manifestHeaders, compress: runtime.settings.serving.compressFiles },
   );
 
   return (req: AckRequest, res: ServerResponse, next: Next) => {

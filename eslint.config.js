@@ -1,5 +1,7 @@
 // ESLint (flat config) with typescript-eslint. Rules here catch mistakes a formatter cannot; the
 // layout belongs to Prettier (.prettierrc.json), so no stylistic rules are enabled.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -63,5 +65,20 @@ export default tseslint.config(
     // Code that runs in the browser: the loader and the example screens' scripts.
     files: ['packages/loader/src/**', 'examples/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    // Type-aware rules for the packages' sources (not tests): a promise nobody awaits loses its
+    // error (an unhandled rejection ends the process) and its ordering, and an async function passed
+    // where a plain callback is expected has its rejection dropped. Tests are type-checked by
+    // `pnpm typecheck:tests` instead.
+    files: ['packages/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/loader/src/test-support/**'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: path.dirname(fileURLToPath(import.meta.url)) },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
   },
 );

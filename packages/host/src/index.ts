@@ -7,6 +7,9 @@ export type {
   ContractSyncEvent,
   HostServices,
   HostSessions,
+  Invalidation,
+  InvalidationBus,
+  InvalidationOrigin,
   ModuleContext,
   ModuleContributions,
   ModuleJson,
@@ -79,7 +82,7 @@ export {
   isInvalidateMessage,
   INVALIDATE_MESSAGE,
 } from './cluster/invalidation.js';
-export type { Invalidation, InvalidationBus, InvalidationOrigin, InvalidateMessage } from './cluster/invalidation.js';
+export type { InvalidateMessage } from './cluster/invalidation.js';
 export { Primary, READY_MESSAGE, STOP_MESSAGE } from './cluster/primary.js';
 export type { SharedSessionStore } from './session/store-base.js';
 export type { PrimaryOptions } from './cluster/primary.js';

@@ -1,21 +1,5 @@
 import cluster from 'node:cluster';
-import type { ContractChange, ContractSyncEvent } from '../modules/contract.js';
-
-/**
- * The host's invalidation bus (docs/scale-out.md): a cache that must drop an entry when a sync
- * upload changes a file or a module contract subscribes here, and whatever changed the file
- * publishes. In a worker of `ack serve --workers N`, every publication also goes to the primary,
- * which passes it to the other workers, so a file uploaded through one worker is dropped from the
- * caches of all. `file`: a file a module serves changed (wwwroot's caches, live reload);
- * `contract`: a module's `refreshContract` hook ran; `contract-sync`: `POST /contractsync` wrote
- * files (the host's `onContractSync` listeners); `sign-out`: an authentication cookie was signed
- * out and is refused until its expiry (sign-in/revocations.ts).
- */
-export type Invalidation =
-  | { kind: 'file'; path: string }
-  | { kind: 'contract'; moduleId: string; change: ContractChange }
-  | { kind: 'contract-sync'; event: ContractSyncEvent }
-  | { kind: 'sign-out'; tokenId: string; expiresAt: number };
+import type { Invalidation, InvalidationBus, InvalidationOrigin } from '../modules/contract.js';
 
 /** One line for the debug log. */
 export function describeInvalidation(event: Invalidation): string {
@@ -23,17 +7,6 @@ export function describeInvalidation(event: Invalidation): string {
   if (event.kind === 'contract') return `contract ${event.moduleId} ${event.change.filePath}`;
   if (event.kind === 'sign-out') return 'sign-out';
   return `contract-sync ${event.event.moduleID} ${event.event.files.join(', ')}`;
-}
-
-/** Where an invalidation came from: this process, or another worker of the same primary. */
-export type InvalidationOrigin = 'local' | 'peer';
-
-export interface InvalidationBus {
-  publish(event: Invalidation): void;
-  /** Returns a function that unsubscribes. */
-  subscribe(listener: (event: Invalidation, origin: InvalidationOrigin) => void): () => void;
-  /** Stops listening to the primary. */
-  close(): void;
 }
 
 /** The message workers and the primary exchange; the primary relays it untouched. */

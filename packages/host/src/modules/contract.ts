@@ -11,7 +11,6 @@ import type { UserAccount } from '../sign-in/user-account.js';
 import type { UploadFlow, UploadFlowOptions } from '../fs/upload-flow.js';
 import type { BodyReaders } from '../http/read-body.js';
 import type { FailureThrottle } from '../pipeline/edge/failure-throttle.js';
-import type { InvalidationBus } from '../cluster/invalidation.js';
 import type { SharedSessionStore } from '../session/store-base.js';
 import type { RequestPath } from '../pipeline/edge/request-path.js';
 
@@ -219,3 +218,30 @@ export interface HostSessions {
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;
 
 export type { ServerResponse, WebSocket };
+
+/**
+ * The host's invalidation bus (docs/scale-out.md): a cache that must drop an entry when a sync
+ * upload changes a file or a module contract subscribes here, and whatever changed the file
+ * publishes. In a worker of `ack serve --workers N`, every publication also goes to the primary,
+ * which passes it to the other workers, so a file uploaded through one worker is dropped from the
+ * caches of all. `file`: a file a module serves changed (wwwroot's caches, live reload);
+ * `contract`: a module's `refreshContract` hook ran; `contract-sync`: `POST /contractsync` wrote
+ * files (the host's `onContractSync` listeners); `sign-out`: an authentication cookie was signed
+ * out and is refused until its expiry (sign-in/revocations.ts).
+ */
+export type Invalidation =
+  | { kind: 'file'; path: string }
+  | { kind: 'contract'; moduleId: string; change: ContractChange }
+  | { kind: 'contract-sync'; event: ContractSyncEvent }
+  | { kind: 'sign-out'; tokenId: string; expiresAt: number };
+
+/** Where an invalidation came from: this process, or another worker of the same primary. */
+export type InvalidationOrigin = 'local' | 'peer';
+
+export interface InvalidationBus {
+  publish(event: Invalidation): void;
+  /** Returns a function that unsubscribes. */
+  subscribe(listener: (event: Invalidation, origin: InvalidationOrigin) => void): () => void;
+  /** Stops listening to the primary. */
+  close(): void;
+}

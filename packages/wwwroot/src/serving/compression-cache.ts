@@ -1,7 +1,7 @@
 import zlib from 'node:zlib';
 import { ENCODINGS, type Encoding } from './encoding.js';
 import { makeRepresentation, readWhole, type Representation } from './representation.js';
-import type { FileFacts } from './file-store.js';
+import type { HeaderPairs } from '@ack/host';
 
 /**
  * `UseResponseComression` for files: a text file without a precompressed sidecar is compressed
@@ -9,9 +9,15 @@ import type { FileFacts } from './file-store.js';
  * no request pays for compression again. A copy that does not save more than its own
  * `Content-Encoding` header costs is not kept (the file is sent as is). See docs/static-files.md.
  */
+/** What the cache needs of a file (the file store's facts are one): the file as sent, its type and cache policy. */
+export interface CompressionSource extends Representation {
+  readonly contentType: string;
+  readonly policy: HeaderPairs;
+}
+
 export interface CompressionCache {
   /** The compressed copy of the file as it is now, or undefined when none is worth sending. */
-  get(facts: FileFacts, encoding: Encoding): Representation | undefined;
+  get(facts: CompressionSource, encoding: Encoding): Representation | undefined;
   stats(): { entries: number; bytes: number };
 }
 
@@ -50,7 +56,7 @@ export function createCompressionCache(options: CompressionCacheOptions = {}): C
     total -= old.bytes;
   };
 
-  const compress = (facts: FileFacts): Entry => {
+  const compress = (facts: CompressionSource): Entry => {
     const entry: Entry = { etag: facts.etag, bytes: 0, copies: {} };
     if (facts.size > maxFileBytes) return entry;
     let source = facts.body;

@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
-import busboy from 'busboy';
+import { Transform, pipeline, type Writable } from 'node:stream';
+import type { Request, Response } from 'express';
+import multer from 'multer';
 import { ProblemError } from '../http/problem.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
@@ -10,13 +10,16 @@ import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from '
  * straight into a staged temporary file (see `safe-write.ts`), never into memory. Used by the
  * upload flow (`upload-flow.ts`) only.
  *
- * Where the file is staged: the folder `stageDir` names from the fields that arrived before it
- * (clients send the fields first), so that committing is a rename in the same folder. When the
- * target is not known yet (the file came first, as handsonapp sends it), the file is staged in
- * `stagingDir`, a folder the start-up sweep covers, and moved beside its target later.
- *
- * Every byte of the body is counted as it is read: past `maxBodyBytes` (Kestrel's
- * `MaxRequestBodySize`) the answer is 413 at once, chunked or not (docs/sync.md).
+ * Parsing is multer's (docs/sync.md "The upload flow"): it owns every listener on the parser and on
+ * each file stream, so a broken, duplicated or cut-off part reaches us as an error, never as an
+ * unhandled `'error'` event. What we add around it:
+ * - a counting stream in front of the parser: past `maxBodyBytes` (Kestrel's `MaxRequestBodySize`)
+ *   the answer is 413 at once, chunked or not, without reading the rest;
+ * - a storage engine that stages the file beside its target when the fields that name the target
+ *   came first (committing is then a rename in the same folder), else in `stagingDir`, a folder
+ *   the start-up sweep covers;
+ * - one settle point: the first failure (a parser error, the limit, the host stopping, the client
+ *   leaving) answers, after every staged file is removed again.
  */
 
 /** Form fields by lower-cased name (form field names are case-insensitive, as in the original). */
@@ -60,22 +63,22 @@ export class ClientGoneError extends Error {
 
 const LIMITS = { files: 1, fields: 32, parts: 40, fieldSize: 64 * 1024, fieldNameSize: 200 };
 
+/** multer's options with the hook that feeds its parser (multer 2.5; not in its type definitions yet). */
+interface ParserOptions extends multer.Options {
+  streamHandler(req: Request, parser: Writable): void;
+}
+
 /**
  * Reads the form. Bad forms are 400, a file over `maxBytes` 413 (codes `<prefix>.invalid_form`,
- * `<prefix>.file_too_large`, ...), a body over `maxBodyBytes` 413 `request.body_too_large`; a
- * client that disconnects gives `ClientGoneError`. Every temporary file is gone again when this
- * rejects. A refusal before the body was read to its end asks for the connection to be closed.
+ * `<prefix>.unexpected_file`, `<prefix>.file_too_large`, ...), a body over `maxBodyBytes` 413
+ * `request.body_too_large`; a client that disconnects gives `ClientGoneError`. Every temporary
+ * file is gone again when this rejects. A refusal before the body was read to its end asks for the
+ * connection to be closed.
  */
-export function receiveUpload(
-  req: IncomingMessage,
-  res: ServerResponse,
-  options: ReceiveUploadOptions,
-): Promise<ReceivedUpload> {
+export function receiveUpload(req: Request, res: Response, options: ReceiveUploadOptions): Promise<ReceivedUpload> {
   const fileField = (options.fileField ?? 'file').toLowerCase();
   const prefix = options.codePrefix;
-  const invalid = (detail: string) => new ProblemError({ status: 400, code: `${prefix}.invalid_form`, detail });
-  const contentType = req.headers['content-type'] ?? '';
-  if (!/^multipart\/form-data\b/i.test(contentType)) {
+  if (!/^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '')) {
     return Promise.reject(
       new ProblemError({
         status: 415,
@@ -84,119 +87,146 @@ export function receiveUpload(
       }),
     );
   }
-  let parser: busboy.Busboy;
-  try {
-    parser = busboy({ headers: req.headers, limits: { ...LIMITS, fieldSize: LIMITS.fieldSize + 1 } });
-  } catch (err) {
-    return Promise.reject(invalid(`The multipart form could not be read: ${(err as Error).message}`));
-  }
 
   return new Promise<ReceivedUpload>((resolve, reject) => {
-    const fields = new Map<string, string>();
-    let fileStream: Readable | undefined;
-    let staging: Promise<StagedFile | undefined> | undefined;
-    let fileName: string | undefined;
-    let received = 0;
     let settled = false;
+    let parser: Writable | undefined;
+    let counter: Transform | undefined;
+    /** Every staging started, settled or not: what a failure must wait for and remove. */
+    const staging = new Set<Promise<StagedFile>>();
+    let received: { file: StagedFile; name: string } | undefined;
 
-    const detach = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('aborted', onGone);
-      req.off('close', onClose);
-      options.signal?.removeEventListener('abort', onAbort);
+    const removeStaged = async () => {
+      const results = await Promise.allSettled([...staging]);
+      await discardStaged(...results.map((r) => (r.status === 'fulfilled' ? r.value : undefined)));
     };
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
-      detach();
-      req.unpipe();
+      options.signal?.removeEventListener('abort', onAbort);
+      if (counter) req.unpipe(counter);
       if (!req.complete) {
         // The rest of the body is not read: the connection cannot carry another request.
-        if (!res.headersSent) res.setHeader('Connection', 'close');
+        if (!res.headersSent && req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
         req.resume();
       }
-      fileStream?.destroy(); // ends the staging write, which removes its file
-      parser.removeAllListeners();
-      parser.on('error', () => undefined);
-      parser.destroy();
-      // Answer only once the staged file (if any) is removed again.
-      void (staging ?? Promise.resolve(undefined))
-        .then(
-          (file) => discardStaged(file),
-          () => undefined,
-        )
-        .then(() => reject(err));
-    };
-
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      if (options.maxBodyBytes !== null && received > options.maxBodyBytes)
-        return fail(bodyTooLarge(options.maxBodyBytes));
-      if (!parser.write(chunk)) req.pause();
-    };
-    const onEnd = () => parser.end();
-    const onGone = () => fail(new ClientGoneError());
-    const onClose = () => {
-      if (!req.complete) onGone();
+      // Ends the parser and the file stream it feeds, which ends the staging write (it removes
+      // its own file); the failure reaches multer, which then lets go of the request.
+      parser?.destroy(err instanceof Error ? err : new Error(String(err)));
+      void removeStaged().then(() => reject(err));
     };
     const onAbort = () => fail(options.signal?.reason);
-    parser.on('drain', () => req.resume());
 
-    parser.on('field', (name, value, info) => {
-      if (info.nameTruncated) return fail(invalid('A field name is too long.'));
-      if (info.valueTruncated) return fail(invalid(`The field "${name}" is over ${LIMITS.fieldSize} bytes.`));
-      const key = name.toLowerCase();
-      if (!fields.has(key)) fields.set(key, value);
-    });
-    parser.on('file', (name, stream, info) => {
-      if (name.toLowerCase() !== fileField) {
-        stream.resume();
-        return fail(
+    const storage: multer.StorageEngine = {
+      _handleFile(_req, file, cb) {
+        const fields = formFields(req.body);
+        const stage = (async () => {
+          const dir = (await options.stageDir(fields)) ?? options.stagingDir;
+          return stageStream(dir, file.stream, { maxBytes: options.maxBytes, nameHint: file.originalname || 'upload' });
+        })();
+        staging.add(stage);
+        stage.then(
+          (staged) => {
+            received ??= { file: staged, name: file.originalname };
+            const info = { staged, size: staged.bytes };
+            cb(null, info);
+          },
+          (err: unknown) => {
+            file.stream.resume();
+            cb(err instanceof FileTooLargeError ? fileTooLarge(prefix, options.maxBytes) : (err as Error));
+          },
+        );
+      },
+      _removeFile(_req, file, cb) {
+        void discardStaged((file as { staged?: StagedFile }).staged).then(() => cb(null));
+      },
+    };
+
+    const streamHandler = (request: Request, busboy: Writable) => {
+      parser = busboy;
+      let count = 0;
+      counter = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          count += chunk.length;
+          if (options.maxBodyBytes !== null && count > options.maxBodyBytes)
+            return cb(bodyTooLarge(options.maxBodyBytes));
+          cb(null, chunk);
+        },
+      });
+      request.pipe(counter);
+      // Whatever fails between the request and the parser ends up here, never as an 'error' event.
+      pipeline(counter, busboy, (err) => {
+        if (!err) return;
+        request.unpipe(counter);
+        if (count > (options.maxBodyBytes ?? Infinity)) fail(err);
+      });
+    };
+
+    const parserOptions: ParserOptions = {
+      storage,
+      limits: LIMITS,
+      fileFilter(_req, file, cb) {
+        if (file.fieldname.toLowerCase() === fileField) return cb(null, true);
+        cb(
           new ProblemError({
             status: 400,
             code: `${prefix}.unexpected_file`,
             detail: `Only one file, in the field "${fileField}", is accepted.`,
           }),
         );
-      }
-      if (!info.filename) return void stream.resume(); // a file part with no file chosen
-      fileStream = stream;
-      fileName = info.filename;
-      const snapshot = new Map(fields);
-      staging = (async () => {
-        const dir = (await options.stageDir(snapshot)) ?? options.stagingDir;
-        return stageStream(dir, stream, { maxBytes: options.maxBytes, nameHint: info.filename || 'upload' });
-      })();
-      staging.catch((err: unknown) => {
-        stream.resume();
-        fail(err instanceof FileTooLargeError ? fileTooLarge(prefix, options.maxBytes) : err);
-      });
-    });
-    parser.on('filesLimit', () => fail(invalid('Only one file is accepted.')));
-    parser.on('fieldsLimit', () => fail(invalid(`At most ${LIMITS.fields} fields are accepted.`)));
-    parser.on('partsLimit', () => fail(invalid(`At most ${LIMITS.parts} parts are accepted.`)));
-    parser.on('error', (err: Error) => fail(invalid(`The multipart form could not be read: ${err.message}`)));
-    parser.on('close', () => {
-      if (settled) return;
-      void (staging ?? Promise.resolve(undefined)).then(
-        (file) => {
-          if (settled) return void discardStaged(file);
-          settled = true;
-          detach();
-          resolve({ fields, file, fileName });
-        },
-        () => undefined,
-      );
-    });
+      },
+      streamHandler,
+    };
+    const middleware = multer(parserOptions).any();
 
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('aborted', onGone);
-    req.on('close', onClose);
+    middleware(req, res, (err?: unknown) => {
+      if (settled) return;
+      if (err === undefined) {
+        settled = true;
+        options.signal?.removeEventListener('abort', onAbort);
+        return resolve({ fields: formFields(req.body), file: received?.file, fileName: received?.name });
+      }
+      fail(problemOf(err, req, prefix));
+    });
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** The text fields as multer collected them (first value of each name, names lower-cased). */
+function formFields(body: unknown): Map<string, string> {
+  const fields = new Map<string, string>();
+  if (typeof body !== 'object' || body === null) return fields;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    const first = Array.isArray(value) ? (value as unknown[])[0] : value;
+    const key = name.toLowerCase();
+    if (typeof first === 'string' && !fields.has(key)) fields.set(key, first);
+  }
+  return fields;
+}
+
+/** Maps what multer or the parser reports to the answer; a client that left has none. */
+function problemOf(err: unknown, req: Request, prefix: string): unknown {
+  if (err instanceof ProblemError || err instanceof ClientGoneError) return err;
+  // The staging write refuses the byte over the limit; multer may see that first on the file stream.
+  if (err instanceof FileTooLargeError) return fileTooLarge(prefix, err.limit);
+  if (!req.complete && (req.destroyed || req.socket?.destroyed)) return new ClientGoneError();
+  const e = err as { name?: string; code?: string; message?: string };
+  const invalid = (detail: string) => new ProblemError({ status: 400, code: `${prefix}.invalid_form`, detail });
+  if (e.name === 'MulterError') {
+    const detail: Record<string, string> = {
+      LIMIT_FILE_COUNT: 'Only one file is accepted.',
+      LIMIT_PART_COUNT: `At most ${LIMITS.parts} parts are accepted.`,
+      LIMIT_FIELD_COUNT: `At most ${LIMITS.fields} fields are accepted.`,
+      LIMIT_FIELD_KEY: 'A field name is too long.',
+      LIMIT_FIELD_VALUE: `A field is over ${LIMITS.fieldSize} bytes.`,
+    };
+    return invalid(detail[e.code ?? ''] ?? `The multipart form could not be read (${e.code}).`);
+  }
+  // busboy's own findings ("Unexpected end of form", "Malformed part header", ...) and a request
+  // stream that failed while still connected: the form as sent cannot be read.
+  if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && e.code !== 'ECONNRESET') return err; // disk and file system
+  return invalid(`The multipart form could not be read: ${e.message ?? 'malformed body'}.`);
 }
 
 function fileTooLarge(prefix: string, maxBytes: number): ProblemError {

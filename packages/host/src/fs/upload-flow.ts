@@ -1,10 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import { ProblemError } from '../http/problem.js';
 import { ClientGoneError, receiveUpload, type FormFields } from './receive-upload.js';
 import {
   commitStaged,
+  isTemporaryFileName,
   discardStaged,
   moveStaged,
   removeFilesTogether,
@@ -73,6 +74,20 @@ const STOPPING = () =>
     headers: { 'Retry-After': '1' },
   });
 
+/**
+ * A target named like a leftover temporary file would be deleted by the next start-up sweep:
+ * refused, so that nothing synced is lost later (docs/sync.md).
+ */
+function refuseTemporaryNames<R>(plan: UploadPlan<R>, codePrefix: string): UploadPlan<R> {
+  if (plan.targets.some((target) => isTemporaryFileName(path.basename(target))))
+    throw new ProblemError({
+      status: 400,
+      code: `${codePrefix}.invalid_path`,
+      detail: 'The file name has the form of a temporary upload file (".*.ack-tmp"), which the host removes.',
+    });
+  return plan;
+}
+
 export class UploadFlow {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly stop = new AbortController();
@@ -95,12 +110,7 @@ export class UploadFlow {
   }
 
   /** Runs one upload request to its answer; errors go to `next` (the host's problem responder). */
-  handle<R>(
-    req: IncomingMessage,
-    res: ServerResponse,
-    next: (err?: unknown) => void,
-    handling: UploadHandling<R>,
-  ): Promise<void> {
+  handle<R>(req: Request, res: Response, next: (err?: unknown) => void, handling: UploadHandling<R>): Promise<void> {
     const run = this.run(req, res, handling).catch((err: unknown) => {
       if (err instanceof ClientGoneError) return void res.destroy();
       next(err);
@@ -110,17 +120,27 @@ export class UploadFlow {
     return run;
   }
 
-  /** At stop: refuses new uploads, aborts those in flight and waits until their staged files are gone. */
-  async close(): Promise<void> {
+  /**
+   * At stop: refuses new uploads, aborts those in flight and waits until their staged files are
+   * gone, at most `limitMs` (a stuck file system must not hold the stop for ever; the start-up
+   * sweep removes what is left).
+   */
+  async close(limitMs = 5000): Promise<void> {
     if (!this.stop.signal.aborted) this.stop.abort(STOPPING());
-    await Promise.all([...this.inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([...this.inFlight]),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs).unref())),
+    ]);
+    clearTimeout(timer);
   }
 
-  private async run<R>(req: IncomingMessage, res: ServerResponse, handling: UploadHandling<R>): Promise<void> {
+  private async run<R>(req: Request, res: Response, handling: UploadHandling<R>): Promise<void> {
     const { codePrefix, notAFileDetail } = this.options;
     if (this.stop.signal.aborted) throw this.stop.signal.reason;
     let plan: Promise<UploadPlan<R>> | undefined;
-    const resolveOnce = (fields: FormFields) => (plan ??= handling.resolve(fields));
+    const resolveOnce = (fields: FormFields) =>
+      (plan ??= handling.resolve(fields).then((p) => refuseTemporaryNames(p, codePrefix)));
     const staged: StagedFile[] = [];
     try {
       const form = await receiveUpload(req, res, {

@@ -77,6 +77,7 @@ export function testAppSettings(
 
 export { probeModule } from './probe-module.js';
 export { rawConnection, type RawConnection } from './raw-socket.js';
+export { multipartBody, rawPost, type FormPart, type RawAnswer } from './multipart.js';
 export { chromiumPath, launchChromium } from './browser.js';
 
 /** A module folder with a module.json for each id, under the default `../modules`. */
@@ -117,11 +118,4 @@ export * from './protocols.js';
 
 export { mountTinyFilesystem } from './tiny-fs.js';
 
-/** Polls `condition` every 20 ms until it holds; throws after `limitMs`. */
-export async function waitFor(condition: () => boolean, limitMs = 10_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { waitFor, type WaitForOptions } from './wait-for.js';

@@ -119,3 +119,4 @@ export * from './protocols.js';
 export { mountTinyFilesystem } from './tiny-fs.js';
 
 export { waitFor, type WaitForOptions } from './wait-for.js';
+export { fuzzOptions, type FuzzOptions } from './fuzz.js';

@@ -17,6 +17,8 @@ export interface ServeOptions {
   workers?: number;
 }
 
+/** The most a stop may take: the 10 s grace time for requests in flight, then 5 s for the rest. */
+const STOP_LIMIT_MS = 15_000;
 /**
  * `ack serve`: start the host over an application home. Exit codes: 2 for settings that cannot be
  * used (certificates included), 1 when a port is taken or start-up fails, 0 after a clean
@@ -102,13 +104,19 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
     : isLoopback(bindHost)
       ? 'this machine only; --host 0.0.0.0 to open it'
       : bindHost;
-  log.info(`listening on ${host.url} (${reach})`);
-
+  // The shut-down handlers are in place before the line that tells a supervisor (or a test) the host
+  // is ready: a SIGTERM sent as soon as it reads that line still stops the host gracefully.
   let stopping = false;
   const stop = (signal: string, drainMs = 0) => {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: stopping (finishing requests in flight)`);
+    // A stop that cannot finish (a module whose close never returns, a disk that stopped answering)
+    // must not hold the process: past the grace time and a margin, exit anyway (docs/scale-out.md).
+    setTimeout(() => {
+      process.stderr.write(`ack: the stop did not finish within ${STOP_LIMIT_MS / 1000} s; exiting\n`);
+      process.exit(1);
+    }, STOP_LIMIT_MS).unref();
     host.close({ graceMs: 10_000, drainMs }).then(
       () => (cluster.isWorker ? leaveCluster() : process.exit(0)),
       (err: unknown) => {
@@ -119,6 +127,7 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  log.info(`listening on ${host.url} (${reach})`);
   if (cluster.isWorker) {
     // Every listener is open: the primary may now retire the worker this one replaces.
     process.send?.({ type: READY_MESSAGE });

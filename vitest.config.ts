@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // One vitest run covers every package (the `projects` form of vitest 4, which replaced
@@ -21,7 +22,19 @@ export default defineConfig({
       // The release check: packed tarballs installed with npm outside the repository (scripts/).
       { extends: true as const, test: { name: 'release', root: 'scripts', include: ['*.test.ts'] } },
     ],
+    // Real MariaDB, PostgreSQL and Redis for the session tests: the usual servers where they answer,
+    // else private ones started for the run (scripts/test-databases.mjs).
+    globalSetup: [fileURLToPath(new URL('./scripts/test-databases.mjs', import.meta.url))],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Read only with --coverage (`pnpm test:coverage`, docs/reliability.md "Coverage"): the packages'
+    // sources, not their tests, test support or the browser bundle's build script.
+    coverage: {
+      provider: 'v8',
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'coverage',
+      include: ['packages/*/src/**/*.ts'],
+      exclude: ['**/*.test.ts', '**/test-support/**', '**/test-fixture.ts', '**/*.d.ts'],
+    },
   },
 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { testDatabases } from '@ack/host/test-support';
 import { runAck, startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
 
 // examples/cluster as a user runs it: a real nginx (Debian's nginx-light) in front of two built
@@ -79,11 +80,12 @@ describe('examples/cluster: two hosts behind nginx', () => {
     const appDir = path.join(work, 'home', 'app');
     // The example's settings, with this run's own session table.
     const env = {
+      AppSettings__SessionState__MySqlConnectionString: testDatabases().mysqlConnectionString,
       AppSettings__SessionState__MySqlSchemaName: 'test',
       AppSettings__SessionState__MySqlTableName: table,
     };
     cleanups.push(async () => {
-      const db = await createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: 'test' });
+      const db = await createConnection(testDatabases().mysqlConnection);
       await db.query(`drop table if exists \`${table}\``);
       await db.end();
     });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '../modules/contract.js';
-import { moduleFiles, probeModule, testAppSettings, useTestHosts } from '../test-support/index.js';
+import { moduleFiles, probeModule, testAppSettings, testDatabases, useTestHosts } from '../test-support/index.js';
 import { createKeyring } from './keyring.js';
 
 // Signing-key rotation (docs/sessions.md): the current key signs; a previous key still verifies
@@ -16,7 +16,7 @@ const OLD = 'old-signing-key-0123456789abcdef';
 const NEW = 'new-signing-key-fedcba9876543210';
 
 afterAll(async () => {
-  const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
+  const redis = createClient({ socket: testDatabases().redis });
   await redis.connect();
   for (const k of await redis.keys(`${prefix}*`)) await redis.del(k);
   redis.destroy();
@@ -39,7 +39,11 @@ async function start(security: Record<string, unknown>) {
         LoadModules: ['account', 'probe'],
         CookiePrefixName: 'app',
         Security: security,
-        SessionState: { CacheType: 'Redis', RedisConnectionString: '127.0.0.1:6379', RedisKeyPrefix: prefix },
+        SessionState: {
+          CacheType: 'Redis',
+          RedisConnectionString: testDatabases().redisConnectionString,
+          RedisKeyPrefix: prefix,
+        },
       },
     }),
     moduleFiles(['account', 'probe']),

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 
 /**
  * The one browser every browser test uses: Debian's Chromium, or the binary `ACK_CHROMIUM_PATH`
- * names. `pnpm test` checks for it before any test runs (scripts/ensure-chromium.mjs).
+ * names. `pnpm test` checks for it before any test runs (scripts/prepare-tests.mjs).
  */
 export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env.ACK_CHROMIUM_PATH?.trim();

@@ -132,6 +132,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   // (docs/dev-sign-in.md "Sign-out holds").
   const revocations = createRevocationList({
     sharedStore: sessionState?.shared,
+    file: path.join(paths.serviceHome, '.ack', 'sign-outs'),
+    logger: logger.child('sign-in'),
     announce: (tokenId, expiresAt) => invalidation.publish({ kind: 'sign-out', tokenId, expiresAt }),
   });
   const signInService = createSignInService(settings, keys, logger.child('sign-in'), revocations);

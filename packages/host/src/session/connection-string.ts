@@ -75,9 +75,32 @@ function pick(kv: Keywords, names: readonly string[]): string | undefined {
   return undefined;
 }
 
+const PASSWORD_KEYWORDS = ['pwd', 'password'];
+
+/**
+ * A value for an error message. A value holding `;`, `=` or a quote came from a quote left open,
+ * which swallowed the parts after it (a password among them), so it is not shown.
+ */
+function shownValue(value: string): string {
+  return /^[^;="',]{0,64}$/.test(value) ? `"${value}"` : '(not shown: it holds ; = , or a quote)';
+}
+
+/**
+ * An unknown keyword right after a password is most likely the password's own tail (an unquoted
+ * password holding `;`), so it is not shown then.
+ */
 function checkKnown(kv: Keywords, known: readonly string[], setting: string): void {
+  let previous = '';
   for (const key of kv.keys()) {
-    if (!known.includes(key)) throw new ConnectionStringError(`${setting}: unknown keyword "${key}"`);
+    if (!known.includes(key)) {
+      if (PASSWORD_KEYWORDS.includes(previous)) {
+        throw new ConnectionStringError(
+          `${setting}: unknown keyword after ${previous} (a value holding ";" must be quoted)`,
+        );
+      }
+      throw new ConnectionStringError(`${setting}: unknown keyword "${key}"`);
+    }
+    previous = key;
   }
 }
 
@@ -85,7 +108,7 @@ function port(value: string | undefined, fallback: number, setting: string): num
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 65535)
-    throw new ConnectionStringError(`${setting}: Port "${value}" is not a port number (1-65535)`);
+    throw new ConnectionStringError(`${setting}: Port ${shownValue(value)} is not a port number (1-65535)`);
   return n;
 }
 
@@ -94,14 +117,14 @@ function bool(value: string | undefined, keyword: string, setting: string): bool
   const v = value.toLowerCase();
   if (v === 'true' || v === 'yes' || v === '1') return true;
   if (v === 'false' || v === 'no' || v === '0') return false;
-  throw new ConnectionStringError(`${setting}: ${keyword} "${value}" is not true or false`);
+  throw new ConnectionStringError(`${setting}: ${keyword} ${shownValue(value)} is not true or false`);
 }
 
 function seconds(value: string | undefined, keyword: string, setting: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0)
-    throw new ConnectionStringError(`${setting}: ${keyword} "${value}" is not a number of seconds`);
+    throw new ConnectionStringError(`${setting}: ${keyword} ${shownValue(value)} is not a number of seconds`);
   return n;
 }
 
@@ -164,7 +187,7 @@ function sslMode(kv: Keywords, setting: string): SslMode {
   const mode = SSL_MODES[text.toLowerCase().replace(/[^a-z]/g, '')];
   if (!mode)
     throw new ConnectionStringError(
-      `${setting}: SSL Mode "${text}" is not one of None, Preferred, Required, VerifyCA, VerifyFull`,
+      `${setting}: SSL Mode ${shownValue(text)} is not one of None, Preferred, Required, VerifyCA, VerifyFull`,
     );
   return mode;
 }
@@ -278,7 +301,9 @@ export function parseSqlServerConnectionString(
     );
   }
   if (integrated !== 'false' && integrated !== 'no')
-    throw new ConnectionStringError(`${setting}: Integrated Security "${integrated}" is not true, false or SSPI`);
+    throw new ConnectionStringError(
+      `${setting}: Integrated Security ${shownValue(integrated)} is not true, false or SSPI`,
+    );
   const common = sqlConnection(kv, setting, 1433, 'Data Source', 'Connect Timeout');
   let source = common.host.replace(/^tcp:/i, '');
   let portText = pick(kv, ['port']);
@@ -364,11 +389,13 @@ export function parseRedisConnectionString(text: string, setting = 'RedisConnect
   const db = options.get('defaultdatabase');
   const database = db === undefined ? 0 : Number(db);
   if (!Number.isInteger(database) || database < 0)
-    throw new ConnectionStringError(`${setting}: defaultDatabase "${db}" is not a database number`);
+    throw new ConnectionStringError(`${setting}: defaultDatabase ${shownValue(db ?? '')} is not a database number`);
   const timeout = options.get('connecttimeout');
   const connectTimeoutMs = timeout === undefined ? undefined : Number(timeout);
   if (connectTimeoutMs !== undefined && !(Number.isFinite(connectTimeoutMs) && connectTimeoutMs >= 0)) {
-    throw new ConnectionStringError(`${setting}: connectTimeout "${timeout}" is not a number of milliseconds`);
+    throw new ConnectionStringError(
+      `${setting}: connectTimeout ${shownValue(timeout ?? '')} is not a number of milliseconds`,
+    );
   }
   return {
     host: m[1]!.replace(/^\[|\]$/g, ''),

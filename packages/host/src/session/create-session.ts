@@ -96,6 +96,7 @@ function createSharedStore(
   logger: Logger,
 ): SharedSessionStore {
   const key = (name: string) => `AppSettings:SessionState:${name}`;
+  const timeoutMs = state.StoreTimeoutSeconds * 1000;
   const need = (name: keyof SessionStateSettings & string) => {
     const value = state[name];
     if (typeof value !== 'string' || value.trim() === '') {
@@ -116,6 +117,7 @@ function createSharedStore(
           need('MySqlTableName'),
           idleMs,
           logger,
+          timeoutMs,
         );
       }
       case 'PostgreSql': {
@@ -132,6 +134,7 @@ function createSharedStore(
           need('PostgreSqlTableName'),
           idleMs,
           logger,
+          timeoutMs,
         );
       }
       case 'SqlServer': {
@@ -145,11 +148,12 @@ function createSharedStore(
           need('SqlServerTableName'),
           idleMs,
           logger,
+          timeoutMs,
         );
       }
       case 'Redis': {
         const c = parseRedisConnectionString(need('RedisConnectionString'), key('RedisConnectionString'));
-        return new RedisSessionStore(c, state.RedisKeyPrefix, idleMs, logger);
+        return new RedisSessionStore(c, state.RedisKeyPrefix, idleMs, logger, timeoutMs);
       }
       default:
         throw new SettingsError(

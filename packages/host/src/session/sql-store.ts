@@ -1,5 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logging/logger.js';
+import { redactSecretsInText } from '../settings/redact.js';
 import { SharedSessionStore } from './store-base.js';
 import type { MySqlConnection, PostgreSqlConnection, SqlServerConnection } from './connection-string.js';
 
@@ -23,11 +24,26 @@ export class SqlSessionStore extends SharedSessionStore {
     readonly table: string,
     idleMs: number,
     logger: Logger,
+    timeoutMs?: number,
   ) {
-    super(kind, where, idleMs, logger);
-    // Small pool, short acquire time-out: while the database is down a request waits seconds for
-    // its 503, not the minute knex waits by default.
-    this.db = knexFactory({ client: dialect, connection, pool: { min: 0, max: 5 }, acquireConnectionTimeout: 5_000 });
+    super(kind, where, idleMs, logger, timeoutMs);
+    // Small pool, acquire time-out within the deadline: while the database is down a request waits
+    // seconds for its 503, not the minute knex waits by default.
+    this.db = knexFactory({
+      client: dialect,
+      connection,
+      pool: { min: 0, max: 5 },
+      acquireConnectionTimeout: this.timeoutMs,
+      log: knexLog(logger),
+    });
+  }
+
+  /**
+   * Every statement carries the deadline too: knex then retires the connection of a statement that
+   * got no answer (it may answer late, or never), so it is not handed to the next request.
+   */
+  private timed<T extends { timeout(ms: number): T }>(query: T): T {
+    return query.timeout(this.timeoutMs);
   }
 
   private rows(): Knex.QueryBuilder {
@@ -58,13 +74,23 @@ export class SqlSessionStore extends SharedSessionStore {
 
   protected async prepare(): Promise<void> {
     const [createSchema, createTable] = this.createStatements();
-    await this.db.raw(createSchema!);
-    if (await this.db.schema.withSchema(this.schema).hasTable(this.table)) return;
+    await this.timed(this.db.raw(createSchema!));
+    if (await this.tableReadable()) return;
     try {
-      for (const statement of createTable!.split(/;\n/)) await this.db.raw(statement);
+      for (const statement of createTable!.split(/;\n/)) await this.timed(this.db.raw(statement));
     } catch (err) {
       // Two hosts starting at once: the other one created it first.
-      if (!(await this.db.schema.withSchema(this.schema).hasTable(this.table))) throw err;
+      if (!(await this.tableReadable())) throw err;
+    }
+  }
+
+  /** Whether the table is there: a read of no rows (unlike hasTable, it can carry a deadline). */
+  private async tableReadable(): Promise<boolean> {
+    try {
+      await this.timed(this.rows().select('sid').whereRaw('1 = 0'));
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -73,22 +99,22 @@ export class SqlSessionStore extends SharedSessionStore {
   }
 
   protected async read(sid: string, now: number): Promise<string | undefined> {
-    const row = (await this.readQuery(sid, now)) as { sess: string } | undefined;
+    const row = (await this.timed(this.readQuery(sid, now))) as { sess: string } | undefined;
     return row?.sess;
   }
 
   /** Insert or replace. knex has no upsert for SQL Server: update first, insert when no row was there. */
   protected async write(sid: string, sess: string, expires: number): Promise<void> {
     if (this.dialect !== 'mssql') {
-      await this.rows().insert({ sid, sess, expires }).onConflict('sid').merge(['sess', 'expires']);
+      await this.timed(this.rows().insert({ sid, sess, expires }).onConflict('sid').merge(['sess', 'expires']));
       return;
     }
-    const updated = await this.updateQuery(sid, sess, expires);
+    const updated = await this.timed(this.updateQuery(sid, sess, expires));
     if (updated > 0) return;
     try {
-      await this.rows().insert({ sid, sess, expires });
+      await this.timed(this.rows().insert({ sid, sess, expires }));
     } catch (err) {
-      if ((await this.updateQuery(sid, sess, expires)) === 0) throw err;
+      if ((await this.timed(this.updateQuery(sid, sess, expires))) === 0) throw err;
     }
   }
 
@@ -101,11 +127,11 @@ export class SqlSessionStore extends SharedSessionStore {
   }
 
   protected async extend(sid: string, expires: number): Promise<void> {
-    await this.touchQuery(sid, expires, Date.now());
+    await this.timed(this.touchQuery(sid, expires, Date.now()));
   }
 
   protected async remove(sid: string): Promise<void> {
-    await this.rows().where('sid', sid).delete();
+    await this.timed(this.rows().where('sid', sid).delete());
   }
 
   cleanupQuery(now: number): Knex.QueryBuilder<object, number> {
@@ -113,12 +139,35 @@ export class SqlSessionStore extends SharedSessionStore {
   }
 
   async cleanup(now: number): Promise<number> {
-    return this.cleanupQuery(now);
+    return this.timed(this.cleanupQuery(now));
   }
 
   async shutdown(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+/**
+ * knex's own messages go to the host's log (redacted), not to stdout: knex prints them with
+ * console.log unless given these. "Connection Error" is knex retiring a connection that failed,
+ * which the store's outage line already reports, so it is a debug line.
+ */
+function knexLog(logger: Logger): Knex.Config['log'] {
+  const text = (message: unknown) =>
+    redactSecretsInText(typeof message === 'string' ? message : String(message))
+      .replace(/\s+/g, ' ')
+      .slice(0, 300);
+  return {
+    warn: (message: unknown) => {
+      const line = `knex: ${text(message)}`;
+      if (/^Connection Error/.test(text(message))) logger.debug(line);
+      else logger.warn(line);
+    },
+    error: (message: unknown) => logger.error(`knex: ${text(message)}`),
+    deprecate: (method: string, alternative: string) =>
+      logger.warn(`knex: ${method} is deprecated, please use ${alternative}`),
+    debug: (message: unknown) => logger.debug(`knex: ${text(message)}`),
+  };
 }
 
 /** host, port, credentials, database and TLS, as mysql2 and pg both name them. */

@@ -3,13 +3,33 @@ import { ProblemError } from '../http/problem.js';
 import { redactSecretsInText } from '../settings/redact.js';
 import type { Logger } from '../logging/logger.js';
 
+/** A store call that got no answer in time: the database may hold it forever (a black hole). */
+export class StoreTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`did not answer within ${timeoutMs / 1000} s`);
+    this.name = 'StoreTimeoutError';
+  }
+}
+
+/** Failure lines of one store, at most one per this interval however many requests fail. */
+const FAILURE_LOG_INTERVAL_MS = 60_000;
+
 /**
- * What every shared session store has in common (docs/sessions.md): a failure of the database is a
- * 503 problem for the request that needed the session, logged once per outage (redacted), and the
- * next successful call closes the outage, so sessions come back without a restart.
+ * What every shared session store has in common (docs/sessions.md): every call has a deadline
+ * (`StoreTimeoutSeconds`), so a database that stops answering without closing its connections
+ * cannot hold requests; a failure of the database is a 503 problem for the request that needed the
+ * session, logged once per outage (redacted; at most once a minute however many requests fail),
+ * and the next successful call closes the outage, so sessions come back without a restart.
  */
 export abstract class SharedSessionStore extends session.Store {
   private down = false;
+  /** When the last failure line was written (0: never), and the failures since it. */
+  private lastFailureLog = 0;
+  private failuresSinceLog = 0;
+  /** Whether this outage was logged: its end is logged only then. */
+  private outageLogged = false;
+  /** Bumped on each abandon(), so that several calls timing out together abandon once. */
+  private generation = 0;
 
   protected constructor(
     /** `MySql`, `SqlServer`, `PostgreSql` or `Redis`: named in every message. */
@@ -18,6 +38,8 @@ export abstract class SharedSessionStore extends session.Store {
     readonly where: string,
     protected readonly idleMs: number,
     protected readonly logger: Logger,
+    /** Deadline of every call (`StoreTimeoutSeconds`). */
+    protected readonly timeoutMs: number = 5_000,
   ) {
     super();
   }
@@ -31,6 +53,33 @@ export abstract class SharedSessionStore extends session.Store {
   /** Deletes expired sessions; SQL stores only (Redis expires keys itself). */
   abstract cleanup(now: number): Promise<number>;
   abstract shutdown(): Promise<void>;
+  /**
+   * A call got no answer before its deadline: the connection it went out on may never answer, or
+   * answer late and out of step, so a store drops such connections here (default: nothing to do).
+   */
+  protected abandon(): void {}
+
+  /** `op` within `ms`, or a `StoreTimeoutError`; a late outcome of `op` is dropped. */
+  private async withDeadline<T>(op: () => Promise<T>, ms: number): Promise<T> {
+    const generation = this.generation;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
+    });
+    const attempt = op();
+    attempt.catch(() => {});
+    try {
+      return await Promise.race([attempt, deadline]);
+    } catch (err) {
+      if (err instanceof StoreTimeoutError && generation === this.generation) {
+        this.generation++;
+        this.abandon();
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   /** Start-up: waits up to `waitMs` for the database, then fails with a message naming the store. */
   async waitUntilReady(waitMs: number): Promise<void> {
@@ -38,7 +87,7 @@ export abstract class SharedSessionStore extends session.Store {
     let last: unknown;
     for (;;) {
       try {
-        await this.prepare();
+        await this.withDeadline(() => this.prepare(), Math.max(this.timeoutMs, deadline - Date.now()));
         return;
       } catch (err) {
         last = err;
@@ -53,17 +102,17 @@ export abstract class SharedSessionStore extends session.Store {
 
   private async guard<T>(op: () => Promise<T>): Promise<T> {
     try {
-      const value = await op();
+      const value = await this.withDeadline(op, this.timeoutMs);
       if (this.down) {
         this.down = false;
-        this.logger.info(`session store ${this.kind} at ${this.where} is available again`);
+        if (this.outageLogged) {
+          this.outageLogged = false;
+          this.logger.info(`session store ${this.kind} at ${this.where} is available again`);
+        }
       }
       return value;
     } catch (err) {
-      if (!this.down) {
-        this.down = true;
-        this.logger.error(`session store ${this.kind} at ${this.where} failed: ${describeError(err)}`);
-      }
+      this.noteFailure(err);
       throw new ProblemError({
         status: 503,
         code: 'session.store_unavailable',
@@ -71,6 +120,26 @@ export abstract class SharedSessionStore extends session.Store {
         headers: { 'Retry-After': '5' },
       });
     }
+  }
+
+  /**
+   * One line when an outage starts, then at most one a minute while it lasts (with the count of
+   * failed calls), so that a flood of requests, or a store that keeps coming and going, cannot
+   * flood the log.
+   */
+  private noteFailure(err: unknown): void {
+    const now = Date.now();
+    const starting = !this.down;
+    this.down = true;
+    this.failuresSinceLog++;
+    if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
+    const more = this.failuresSinceLog > 1 ? ` (${this.failuresSinceLog} calls failed since the last report)` : '';
+    this.logger.error(
+      `session store ${this.kind} at ${this.where} ${starting ? 'failed' : 'is still failing'}: ${describeError(err)}${more}`,
+    );
+    this.lastFailureLog = now;
+    this.failuresSinceLog = 0;
+    this.outageLogged = true;
   }
 
   override get(sid: string, callback: (err: unknown, session?: session.SessionData | null) => void): void {

@@ -80,6 +80,8 @@ export const SessionStateSchema = z.looseObject({
   RedisKeyPrefix: str('ack:session:'),
   /** Seconds start-up waits for a shared store's database before it stops (exit 1). */
   StoreStartupWaitSeconds: z.number().int().nonnegative().default(30),
+  /** Seconds a shared store's call may take before the request gets its 503 (docs/sessions.md). */
+  StoreTimeoutSeconds: z.number().int().positive().default(5),
   /** Seconds between deletions of expired rows in a SQL store. */
   CleanupIntervalSeconds: z.number().int().positive().default(300),
 });

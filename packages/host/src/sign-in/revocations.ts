@@ -1,11 +1,15 @@
+import type { Logger } from '../logging/logger.js';
 import type { SharedSessionStore } from '../session/store-base.js';
+import { openRevocationFile } from './revocation-file.js';
 
 /**
  * Signed-out authentication cookies (docs/dev-sign-in.md "Sign-out holds"): a cookie is valid until
  * its expiry by its signature alone, so sign-out records its token id until that expiry and the
  * sign-in phase refuses it. Kept in this process (bounded: expired ids go first, then the oldest);
- * announced to the other workers of `ack serve --workers` (the invalidation bus), which keep it
- * too; and, when the session store is shared by processes and hosts, written there under the
+ * written to a file under the home, so that a restart or another process on the same home knows it
+ * (read back when an id is not known here and the file has grown); announced to the other workers
+ * of `ack serve --workers` (the invalidation bus), which keep it too; and, when the session store
+ * is shared by processes and hosts, written there under the
  * reserved id prefix `ack-revoked:` (never a session id: those are random base64url) until the
  * cookie's expiry, so that a cookie signed out on one host is refused by all.
  */
@@ -24,6 +28,10 @@ export interface RevocationOptions {
   announce?: (tokenId: string, expiresAtMs: number) => void;
   /** Most token ids kept in this process. */
   maxEntries?: number;
+  /** The file every process on this home shares (`<home>/.ack/sign-outs`); none: this process only. */
+  file?: string;
+  /** Where a file that cannot be read or written is reported. */
+  logger?: Logger;
 }
 
 export const REVOKED_KEY_PREFIX = 'ack-revoked:';
@@ -34,7 +42,16 @@ interface RevokedRecord {
 }
 
 export function createRevocationList(options: RevocationOptions = {}): RevocationList {
-  const { sharedStore, announce, maxEntries = 100_000 } = options;
+  const { sharedStore, announce, maxEntries = 100_000, logger } = options;
+  const file = options.file === undefined ? undefined : openRevocationFile(options.file);
+  // One line per kind of file failure until the file works again, not one per request.
+  const fileFailures = new Set<string>();
+  const fileFailed = (what: string, err: unknown) => {
+    if (fileFailures.has(what)) return;
+    fileFailures.add(what);
+    const reason = (err as NodeJS.ErrnoException | undefined)?.code ?? String(err);
+    logger?.error(`sign-out file ${options.file}: ${what} failed (${reason}); sign-outs are kept in this process only`);
+  };
   const local = new Map<string, number>();
   const remember = (tokenId: string, expiresAtMs: number) => {
     if (expiresAtMs <= Date.now()) return;
@@ -54,6 +71,12 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
       if (expiresAtMs <= Date.now()) return;
       remember(tokenId, expiresAtMs);
       announce?.(tokenId, expiresAtMs);
+      if (file) {
+        await file.append(tokenId, expiresAtMs).then(
+          () => fileFailures.delete('writing'),
+          (err: unknown) => fileFailed('writing', err),
+        );
+      }
       const record: RevokedRecord = { revoked: true, until: expiresAtMs };
       await sharedStore?.setUntil(REVOKED_KEY_PREFIX + tokenId, record, expiresAtMs);
     },
@@ -63,6 +86,21 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
       if (exp !== undefined) {
         if (exp > Date.now()) return true;
         local.delete(tokenId);
+      }
+      if (file) {
+        // Signed out by an earlier run of this host or by another process on this home.
+        const added = await file.refresh().then(
+          (records) => {
+            fileFailures.delete('reading');
+            return records;
+          },
+          (err: unknown) => {
+            fileFailed('reading', err);
+            return [];
+          },
+        );
+        for (const [id, exp] of added) remember(id, exp);
+        if ((local.get(tokenId) ?? 0) > Date.now()) return true;
       }
       if (!sharedStore) return false;
       const found = await new Promise<unknown>((resolve, reject) =>

@@ -1,0 +1,288 @@
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createConnection } from 'mysql2';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { moduleFiles, probeModule, testAppSettings, useTestHosts, type TestHost } from '../test-support/index.js';
+
+// A store that stops answering without closing its connections (a firewall dropping packets, a
+// frozen server): the host must answer within `StoreTimeoutSeconds`, not hang (docs/sessions.md).
+const hosts = useTestHosts();
+const holes: BlackHole[] = [];
+afterEach(async () => {
+  for (const h of holes.splice(0)) await h.close();
+});
+
+/**
+ * A TCP relay to a real database that can be switched to swallow every byte in both directions:
+ * no answer, no reset, connections stay open. Switched back, it forwards again, on old and new
+ * connections alike (what was swallowed stays lost).
+ */
+class BlackHole {
+  private swallowing = false;
+  private delayMs = 0;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly server: net.Server;
+  constructor(target: number) {
+    this.server = net.createServer((client) => {
+      const upstream = net.connect(target, '127.0.0.1');
+      const relay = (from: net.Socket, to: net.Socket) =>
+        from.on('data', (chunk: Buffer) => {
+          if (this.swallowing) return;
+          if (this.delayMs > 0) setTimeout(() => to.write(chunk), this.delayMs);
+          else to.write(chunk);
+        });
+      relay(client, upstream);
+      relay(upstream, client);
+      for (const [s, other] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        this.sockets.add(s);
+        s.on('error', () => {});
+        s.on('close', () => {
+          this.sockets.delete(s);
+          other.destroy();
+        });
+      }
+    });
+    holes.push(this);
+  }
+  async listen(): Promise<number> {
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    return (this.server.address() as net.AddressInfo).port;
+  }
+  swallow(): void {
+    this.swallowing = true;
+  }
+  forward(): void {
+    this.swallowing = false;
+  }
+  /** Every chunk, each way, arrives this late (in order). */
+  slow(ms: number): void {
+    this.delayMs = ms;
+  }
+  /** Drops every open connection (the database restarted); new ones are relayed. */
+  reset(): void {
+    for (const s of this.sockets) s.destroy();
+  }
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+const LOG_SETTINGS = {
+  Serilog: {
+    WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: '{Level:u3} {Message:lj}{NewLine}' } }],
+  },
+};
+
+async function count(t: TestHost, cookie?: string): Promise<Response> {
+  // Bounded, so that a hang fails the test instead of stalling it.
+  return fetch(`${t.url}/probe/api/count`, {
+    headers: cookie ? { Cookie: cookie } : {},
+    signal: AbortSignal.timeout(15_000),
+  });
+}
+
+/**
+ * The shared scenario: a session counted through the relay, then the relay swallows; session
+ * requests get their 503 within the deadline (one log line for all of them), then the relay
+ * forwards again and the same session goes on, without a restart.
+ */
+async function blackHoleScenario(t: TestHost, hole: BlackHole, kind: string): Promise<void> {
+  const first = await count(t);
+  expect(first.status).toBe(200);
+  expect(await first.json()).toEqual({ count: 1 });
+  const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+
+  hole.swallow();
+  const started = Date.now();
+  const down = await Promise.all([1, 2, 3, 4].map(() => count(t, cookie)));
+  // Deadline 1 s; the margin is for a loaded machine, not for a hang (that took 20 s to 75 s).
+  expect(Date.now() - started).toBeLessThan(4_000);
+  for (const res of down) {
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await res.json()).toMatchObject({ status: 503, code: 'session.store_unavailable' });
+  }
+  // Static files never touch the store.
+  expect((await fetch(`${t.url}/probe-static`)).status).toBe(200);
+  const again = await count(t, cookie);
+  expect(again.status).toBe(503);
+
+  hole.forward();
+  await vi.waitFor(
+    async () => {
+      const res = await count(t, cookie);
+      expect(res.status).toBe(200);
+      // The session survived the outage.
+      expect(await res.json()).toEqual({ count: 2 });
+    },
+    { timeout: 20_000, interval: 250 },
+  );
+  await t.close();
+  const log = fs.readFileSync(path.join(t.home.home, 'log', 'app.log'), 'utf8');
+  const failed = log.split('\n').filter((l) => l.includes(`session store ${kind} at`) && l.includes('failed'));
+  expect(failed).toHaveLength(1);
+  expect(failed[0]).toMatch(/^ERR .*did not answer within 1 s/);
+  expect(log).toMatch(new RegExp(`session store ${kind} at 127\\.0\\.0\\.1:\\d+ is available again`));
+}
+
+describe('a shared session store that stops answering (black hole)', () => {
+  it('Redis: 503 with Retry-After within StoreTimeoutSeconds, one log line, recovery without a restart', async () => {
+    const hole = new BlackHole(6379);
+    const port = await hole.listen();
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: {
+          LoadModules: ['probe'],
+          SessionState: {
+            CacheType: 'Redis',
+            RedisConnectionString: `127.0.0.1:${port}`,
+            RedisKeyPrefix: `ack:deadline:${process.pid}:${Date.now()}:`,
+            StoreTimeoutSeconds: 1,
+          },
+        },
+        ...LOG_SETTINGS,
+      }),
+      moduleFiles(['probe']),
+    );
+    await blackHoleScenario(await hosts.start(home, { probe: probeModule() }), hole, 'Redis');
+  });
+
+  it('MariaDB: 503 with Retry-After within StoreTimeoutSeconds, one log line, recovery without a restart', async () => {
+    const hole = new BlackHole(3306);
+    const port = await hole.listen();
+    const table = `Deadline_${process.pid}_${Date.now()}`;
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: {
+          LoadModules: ['probe'],
+          SessionState: {
+            CacheType: 'MySql',
+            MySqlConnectionString: `Server=127.0.0.1;Port=${port};Database=test;Uid=root;Pwd=;`,
+            MySqlSchemaName: 'test',
+            MySqlTableName: table,
+            StoreTimeoutSeconds: 1,
+          },
+        },
+        ...LOG_SETTINGS,
+      }),
+      moduleFiles(['probe']),
+    );
+    try {
+      await blackHoleScenario(await hosts.start(home, { probe: probeModule() }), hole, 'MySql');
+    } finally {
+      const admin = createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: 'test' });
+      await admin.promise().query(`drop table if exists \`${table}\``);
+      await admin.promise().end();
+    }
+  });
+});
+
+describe('a shared session store that answers slowly, within the deadline', () => {
+  it('serves the session (200) and logs no failure', async () => {
+    const hole = new BlackHole(6379);
+    const port = await hole.listen();
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: {
+          LoadModules: ['probe'],
+          SessionState: {
+            CacheType: 'Redis',
+            RedisConnectionString: `127.0.0.1:${port}`,
+            RedisKeyPrefix: `ack:slow:${process.pid}:${Date.now()}:`,
+            StoreTimeoutSeconds: 1,
+          },
+        },
+        ...LOG_SETTINGS,
+      }),
+      moduleFiles(['probe']),
+    );
+    const t = await hosts.start(home, { probe: probeModule() });
+    const first = await count(t);
+    const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+    expect(await first.json()).toEqual({ count: 1 });
+    hole.slow(300); // 0.6 s for the round trip of each call: late, but within the 1 s deadline
+    const started = Date.now();
+    const res = await count(t, cookie);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ count: 2 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+    await t.close();
+    expect(fs.readFileSync(path.join(home.home, 'log', 'app.log'), 'utf8')).not.toMatch(/session store .* failed/);
+  });
+});
+
+describe('the SQL driver while the store fails', () => {
+  it('writes nothing to stdout: what knex has to say about failed connections goes to the host log', async () => {
+    const hole = new BlackHole(3306);
+    const port = await hole.listen();
+    const table = `Quiet_${process.pid}_${Date.now()}`;
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: {
+          LoadModules: ['probe'],
+          SessionState: {
+            CacheType: 'MySql',
+            MySqlConnectionString: `Server=127.0.0.1;Port=${port};Database=test;Uid=root;Pwd=;`,
+            MySqlSchemaName: 'test',
+            MySqlTableName: table,
+            StoreTimeoutSeconds: 1,
+          },
+        },
+        Serilog: {
+          MinimumLevel: { Default: 'Debug' },
+          WriteTo: [
+            { Name: 'File', Args: { path: '../log/app.log', outputTemplate: '{Level:u3} {Message:lj}{NewLine}' } },
+          ],
+        },
+      }),
+      moduleFiles(['probe']),
+    );
+    // The host logs to its file only (quiet), so anything on the console came from elsewhere.
+    const written: string[] = [];
+    const spies = [
+      ...(['log', 'info', 'warn', 'error', 'debug'] as const).map((name) =>
+        vi.spyOn(console, name).mockImplementation((...args: unknown[]) => void written.push(args.join(' '))),
+      ),
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        written.push(String(chunk));
+        return true;
+      }),
+    ];
+    try {
+      const t = await hosts.start(home, { probe: probeModule() });
+      const first = await count(t);
+      expect(first.status).toBe(200);
+      const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+      // The pool's connections break under it (the server restarted), then it stops answering.
+      hole.reset();
+      await vi.waitFor(async () => expect((await count(t, cookie)).status).toBe(200), {
+        timeout: 20_000,
+        interval: 100,
+      });
+      hole.swallow();
+      expect((await count(t, cookie)).status).toBe(503);
+      hole.forward();
+      await vi.waitFor(async () => expect((await count(t, cookie)).status).toBe(200), {
+        timeout: 20_000,
+        interval: 250,
+      });
+      await t.close();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+      const admin = createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: 'test' });
+      await admin.promise().query(`drop table if exists \`${table}\``);
+      await admin.promise().end();
+    }
+    expect(written).toEqual([]);
+    const log = fs.readFileSync(path.join(home.home, 'log', 'app.log'), 'utf8');
+    expect(log).toMatch(/^DBG knex: Connection Error: /m);
+  });
+});

@@ -12,11 +12,12 @@ import {
   probeModule,
   testAppSettings,
   useTestHosts,
+  testDatabases,
   type TestHost,
 } from '../test-support/index.js';
 
-// Against the real databases of the development machine and CI (docs/sessions.md): MariaDB on
-// 3306 (root, no password), PostgreSQL on 5432 (postgres, trust), Redis on 6379. Every run uses its
+// Against real databases (docs/sessions.md): MariaDB (root, no password), PostgreSQL (postgres,
+// trust) and Redis where testDatabases() says (their usual ports, or private servers of the run). Every run uses its
 // own schema, table or key prefix, so parallel runs do not collide.
 const run = crypto.randomBytes(4).toString('hex');
 const hosts = useTestHosts();
@@ -57,11 +58,11 @@ interface SqlEngine {
 
 const mariadb = knexFactory({
   client: 'mysql2',
-  connection: { host: '127.0.0.1', port: 3306, user: 'root', database: 'test' },
+  connection: testDatabases().mysqlConnection,
 });
 const postgres = knexFactory({
   client: 'pg',
-  connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' },
+  connection: testDatabases().postgresConnection,
 });
 afterAll(async () => {
   await mariadb.destroy();
@@ -73,7 +74,7 @@ const engines: SqlEngine[] = [
     name: 'MariaDB',
     cacheType: 'MySql',
     settings: (schema, table) => ({
-      MySqlConnectionString: 'Server=127.0.0.1;Port=3306;Database=test;Uid=root;Pwd=;',
+      MySqlConnectionString: testDatabases().mysqlConnectionString,
       MySqlSchemaName: schema,
       MySqlTableName: table,
     }),
@@ -90,7 +91,7 @@ const engines: SqlEngine[] = [
     name: 'PostgreSQL',
     cacheType: 'PostgreSql',
     settings: (schema, table) => ({
-      PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;',
+      PostgreSqlConnectionString: testDatabases().postgresConnectionString,
       PostgreSqlSchemaName: schema,
       PostgreSqlTableName: table,
     }),
@@ -181,12 +182,12 @@ describe.each(engines)('SessionState CacheType for $name', (engine) => {
 describe('SessionState CacheType for Redis', () => {
   it('creates, reads, touches, expires (by TTL) and destroys sessions under the configured prefix', async () => {
     const prefix = `ack-test:${run}:`;
-    const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
+    const redis = createClient({ socket: testDatabases().redis });
     await redis.connect();
     try {
       const t = await start({
         CacheType: 'Redis',
-        RedisConnectionString: '127.0.0.1:6379,abortConnect=false',
+        RedisConnectionString: `${testDatabases().redisConnectionString},abortConnect=false`,
         RedisKeyPrefix: prefix,
       });
       const first = await count(t.url);
@@ -244,13 +245,17 @@ describe('one session store for every protocol', () => {
           LoadModules: ['counter'],
           ServerDevCertFilePath: 'dev.crt',
           ServerDevCertKeyFilePath: 'dev.key',
-          SessionState: { CacheType: 'Redis', RedisConnectionString: '127.0.0.1:6379', RedisKeyPrefix: prefix },
+          SessionState: {
+            CacheType: 'Redis',
+            RedisConnectionString: testDatabases().redisConnectionString,
+            RedisKeyPrefix: prefix,
+          },
         },
       }),
       moduleFiles(['counter']),
     );
     makeTestCertificate(home.appDir);
-    const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
+    const redis = createClient({ socket: testDatabases().redis });
     await redis.connect();
     try {
       const t = await hosts.start(home, { counter }, {}, { tlsPort: 0 });

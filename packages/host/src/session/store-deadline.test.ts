@@ -4,7 +4,15 @@ import net from 'node:net';
 import path from 'node:path';
 import { createConnection } from 'mysql2';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { moduleFiles, probeModule, testAppSettings, useTestHosts, type TestHost } from '../test-support/index.js';
+import {
+  moduleFiles,
+  probeModule,
+  testAppSettings,
+  testDatabases,
+  useTestHosts,
+  type DatabaseAddress,
+  type TestHost,
+} from '../test-support/index.js';
 
 // A store that stops answering without closing its connections (a firewall dropping packets, a
 // frozen server): the host must answer within `StoreTimeoutSeconds`, not hang (docs/sessions.md).
@@ -24,9 +32,9 @@ class BlackHole {
   private delayMs = 0;
   private readonly sockets = new Set<net.Socket>();
   private readonly server: net.Server;
-  constructor(target: number) {
+  constructor(target: DatabaseAddress) {
     this.server = net.createServer((client) => {
-      const upstream = net.connect(target, '127.0.0.1');
+      const upstream = net.connect(target.port, target.host);
       const relay = (from: net.Socket, to: net.Socket) =>
         from.on('data', (chunk: Buffer) => {
           if (this.swallowing) return;
@@ -135,7 +143,7 @@ async function blackHoleScenario(t: TestHost, hole: BlackHole, kind: string): Pr
 
 describe('a shared session store that stops answering (black hole)', () => {
   it('Redis: 503 with Retry-After within StoreTimeoutSeconds, one log line, recovery without a restart', async () => {
-    const hole = new BlackHole(6379);
+    const hole = new BlackHole(testDatabases().redis);
     const port = await hole.listen();
     const home = hosts.home(
       testAppSettings({
@@ -156,7 +164,7 @@ describe('a shared session store that stops answering (black hole)', () => {
   });
 
   it('MariaDB: 503 with Retry-After within StoreTimeoutSeconds, one log line, recovery without a restart', async () => {
-    const hole = new BlackHole(3306);
+    const hole = new BlackHole(testDatabases().mysql);
     const port = await hole.listen();
     const table = `Deadline_${process.pid}_${Date.now()}`;
     const home = hosts.home(
@@ -178,7 +186,7 @@ describe('a shared session store that stops answering (black hole)', () => {
     try {
       await blackHoleScenario(await hosts.start(home, { probe: probeModule() }), hole, 'MySql');
     } finally {
-      const admin = createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: 'test' });
+      const admin = createConnection(testDatabases().mysqlConnection);
       await admin.promise().query(`drop table if exists \`${table}\``);
       await admin.promise().end();
     }
@@ -187,7 +195,7 @@ describe('a shared session store that stops answering (black hole)', () => {
 
 describe('a shared session store that answers slowly, within the deadline', () => {
   it('serves the session (200) and logs no failure', async () => {
-    const hole = new BlackHole(6379);
+    const hole = new BlackHole(testDatabases().redis);
     const port = await hole.listen();
     const home = hosts.home(
       testAppSettings({
@@ -221,7 +229,7 @@ describe('a shared session store that answers slowly, within the deadline', () =
 
 describe('the SQL driver while the store fails', () => {
   it('writes nothing to stdout: what knex has to say about failed connections goes to the host log', async () => {
-    const hole = new BlackHole(3306);
+    const hole = new BlackHole(testDatabases().mysql);
     const port = await hole.listen();
     const table = `Quiet_${process.pid}_${Date.now()}`;
     const home = hosts.home(
@@ -277,7 +285,7 @@ describe('the SQL driver while the store fails', () => {
       await t.close();
     } finally {
       for (const spy of spies) spy.mockRestore();
-      const admin = createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: 'test' });
+      const admin = createConnection(testDatabases().mysqlConnection);
       await admin.promise().query(`drop table if exists \`${table}\``);
       await admin.promise().end();
     }

@@ -6,7 +6,14 @@ import path from 'node:path';
 import { createConnection } from 'mysql2';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHost } from '../host.js';
-import { moduleFiles, probeModule, testAppSettings, useTestHosts } from '../test-support/index.js';
+import {
+  moduleFiles,
+  probeModule,
+  testAppSettings,
+  testDatabases,
+  useTestHosts,
+  type DatabaseAddress,
+} from '../test-support/index.js';
 
 // A private redis-server on a free port stands for "the database": it is stopped and started
 // again while the host runs, which the shared services other runs use must never be.
@@ -47,10 +54,10 @@ async function startRedis(port: number): Promise<ChildProcess> {
 class Relay {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
-  constructor(private readonly target: number) {}
+  constructor(private readonly target: DatabaseAddress) {}
   async open(port: number): Promise<number> {
     const server = net.createServer((client) => {
-      const upstream = net.connect(this.target, '127.0.0.1');
+      const upstream = net.connect(this.target.port, this.target.host);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('error', () => {});
@@ -127,7 +134,7 @@ describe('a shared session store that goes away', () => {
   });
 
   it('recovers a SQL store (MariaDB behind a TCP relay the test cuts) without a restart', async () => {
-    const relay = new Relay(3306);
+    const relay = new Relay(testDatabases().mysql);
     const port = await relay.open(0);
     const table = `Outage_${process.pid}_${Date.now()}`;
     const home = hosts.home(
@@ -168,7 +175,7 @@ describe('a shared session store that goes away', () => {
     } finally {
       await t.close();
       await relay.cut();
-      const admin = createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: 'test' });
+      const admin = createConnection(testDatabases().mysqlConnection);
       await admin.promise().query(`drop table if exists \`${table}\``);
       await admin.promise().end();
     }

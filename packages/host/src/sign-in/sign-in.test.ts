@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '../modules/contract.js';
-import { createTestHome, startTestHost, testAppSettings, moduleFiles, type TestHost } from '../test-support/index.js';
+import {
+  createTestHome,
+  startTestHost,
+  testAppSettings,
+  testDatabases,
+  moduleFiles,
+  type TestHost,
+} from '../test-support/index.js';
 import { signAuthTicket } from './auth-cookie.js';
 import { computeSignExpiry } from './expiry.js';
 import { safeLocalReturnUrl } from './return-url.js';
@@ -203,11 +210,15 @@ interface StoreUnderTest {
 const stores: Array<() => StoreUnderTest> = [
   () => {
     const prefix = `ack-test:${run}:signout:`;
-    const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
+    const redis = createClient({ socket: testDatabases().redis });
     const ready = redis.connect();
     return {
       name: 'Redis',
-      state: { CacheType: 'Redis', RedisConnectionString: '127.0.0.1:6379', RedisKeyPrefix: prefix },
+      state: {
+        CacheType: 'Redis',
+        RedisConnectionString: testDatabases().redisConnectionString,
+        RedisKeyPrefix: prefix,
+      },
       async expiresAt(id) {
         await ready;
         return Date.now() + (await redis.pTTL(prefix + id));
@@ -223,13 +234,13 @@ const stores: Array<() => StoreUnderTest> = [
     const schema = `ack_signout_${run}`;
     const pg = knexFactory({
       client: 'pg',
-      connection: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' },
+      connection: testDatabases().postgresConnection,
     });
     return {
       name: 'PostgreSQL',
       state: {
         CacheType: 'PostgreSql',
-        PostgreSqlConnectionString: 'Host=127.0.0.1;Port=5432;Database=test;Username=postgres;',
+        PostgreSqlConnectionString: testDatabases().postgresConnectionString,
         PostgreSqlSchemaName: schema,
         PostgreSqlTableName: 'SessionData',
       },

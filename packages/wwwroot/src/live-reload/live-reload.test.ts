@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -30,17 +31,19 @@ async function start(appSettings: Record<string, unknown> = {}, moduleConfig: Re
   return hosts.start(home, { wwwroot: wwwrootModule });
 }
 
-/** A live-reload client that collects the paths announced to it. */
+/** A live-reload client that collects the paths announced to it (all, and message by message). */
 async function listen(url: string) {
   const socket = new WebSocket(url.replace(/^http/, 'ws') + LIVE_RELOAD_PATH);
   await once(socket, 'open');
   const seen: string[] = [];
+  const messages: string[][] = [];
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString()) as { type: string; paths: string[] };
     expect(message.type).toBe('changed');
     seen.push(...message.paths);
+    messages.push(message.paths);
   });
-  return { socket, seen };
+  return { socket, seen, messages };
 }
 
 describe('live reload', () => {
@@ -96,6 +99,54 @@ describe('live reload', () => {
     socket.close();
   });
 
+  it('announces only paths the host serves: never a dotfile, a symlink out of the root, or a name the contract prefix owns', async () => {
+    const { url, home } = await start();
+    const root = path.join(home.home, 'modules/wwwroot/wwwroot');
+    const never = {
+      'modules/wwwroot/wwwroot/.env': '/.env',
+      'modules/wwwroot/wwwroot/sub/.hidden/x.css': '/sub/.hidden/x.css',
+      'modules/wwwroot/wwwroot/.well-known/.secret': '/.well-known/.secret',
+      'modules/wwwroot/wwwroot/view/in-static-root.css': '/view/in-static-root.css',
+      // Written through the symlink's target: the watcher reports the link's name.
+      'outside/secret.css': '/link-out.css',
+    };
+    // The nearest neighbours, each served: a plain file, a symlink that stays inside, .well-known.
+    const served = {
+      'modules/wwwroot/wwwroot/.well-known/security.txt': '/.well-known/security.txt',
+      'modules/wwwroot/wwwroot/site.css': '/site.css',
+    };
+    for (const file of [...Object.keys(never), ...Object.keys(served)]) home.write(file, 'v0');
+    fs.symlinkSync(path.join(home.home, 'outside/secret.css'), path.join(root, 'link-out.css'));
+    fs.symlinkSync('site.css', path.join(root, 'alias.css'));
+    const { socket, seen, messages } = await listen(url);
+
+    // Each round writes the refused files first, then the served ones: once a round's last write is
+    // announced, the round's earlier writes were handled before it.
+    let round = 0;
+    const writeRound = () => {
+      round++;
+      for (const file of [...Object.keys(never), ...Object.keys(served)]) home.write(file, `v${round}`);
+    };
+    // The watcher may take a moment to arm, so a round is repeated (bounded) until seen.
+    await expect
+      .poll(
+        () => {
+          writeRound();
+          return seen;
+        },
+        { timeout: 10_000, interval: 500 },
+      )
+      .toContain('/site.css');
+    const armed = messages.length;
+    writeRound();
+    await expect.poll(() => messages.slice(armed).flat(), { timeout: 10_000 }).toContain('/site.css');
+
+    for (const path of Object.values(served)) expect(seen).toContain(path);
+    expect(seen).toContain('/alias.css');
+    for (const path of Object.values(never)) expect(seen).not.toContain(path);
+    socket.close();
+  });
+
   it('is off in production even when IsEnabledLiveReload asks for it, and can be turned off in development', async () => {
     for (const [appSettings, moduleConfig] of [
       [{ RunningEnvironment: 'P' }, { IsEnabledLiveReload: true }],
@@ -137,5 +188,22 @@ describe('served paths', () => {
     expect(map(path.join(root, 'shared/a b.css'))).toEqual(['/shared/a%20b.css']);
     expect(map(path.join(root, 'contracts/transact/x.json'))).toEqual([]);
     expect(map(path.join(root, 'modules/wwwroot/wwwroot'))).toEqual([]);
+  });
+
+  it('names only URLs the lookup rules let through, as the file is named on disk', () => {
+    const www = (name: string) => map(path.join(root, 'modules/wwwroot/wwwroot', name));
+    expect(www('.env')).toEqual([]);
+    expect(www('css/.hidden/a.css')).toEqual([]);
+    expect(www('.well-known/.secret')).toEqual([]);
+    expect(www('.well-known/security.txt')).toEqual(['/.well-known/security.txt']);
+    expect(map(path.join(root, 'contracts/wwwroot/HDS/.well-known/x.txt'))).toEqual([]);
+    // The contract prefix is owned by the contract folder, in any case.
+    expect(www('view/a.css')).toEqual([]);
+    expect(www('VIEW/a.css')).toEqual([]);
+    expect(www('viewer/a.css')).toEqual(['/viewer/a.css']);
+    expect(www('C:/a.css')).toEqual([]);
+    expect(www('a\\b.css')).toEqual([]);
+    // `?` and `#` in a name are part of the path.
+    expect(www('a?b#c d.css')).toEqual(['/a%3Fb%23c%20d.css']);
   });
 });

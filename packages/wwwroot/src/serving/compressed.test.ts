@@ -218,7 +218,7 @@ describe('UseResponseComression', () => {
     for (let i = 0; i < 20; i++) {
       const file = path.join(dir, `f${i}.txt`);
       fs.writeFileSync(file, crypto.randomBytes(600).toString('hex'));
-      const facts = store.lookup(file)!;
+      const facts = store.lookup(file, dir)!;
       expect(facts.negotiate!('br').body).toBeDefined();
       expect(cache.stats().bytes).toBeLessThanOrEqual(10_000);
     }

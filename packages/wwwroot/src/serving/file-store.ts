@@ -8,6 +8,7 @@ import type { Freshness, Stamp } from './freshness.js';
 import { ENCODINGS, chooseEncoding, isCompressible, type Encoding } from './encoding.js';
 import { makeRepresentation, readWhole, type Representation } from './representation.js';
 import type { CompressionCache } from './compression-cache.js';
+import { isInsideReal, realPathOf } from './containment.js';
 
 /**
  * What the serving engine knows about one file: its identity on disk, its representations (the
@@ -58,12 +59,14 @@ export interface FileStoreOptions {
 export interface FileStore {
   /**
    * Facts of a regular file, current as of this call; undefined when there is no such file.
+   * `within`: the folder the file is served from (a served folder's root, or a shared file's own
+   * folder); a sidecar is offered only when its real path is inside that folder's real path.
    * `known`: the caller's own stat of `absolute` (and the stamp taken before it), so it is not made twice.
    */
-  lookup(absolute: string, known?: KnownStat): FileFacts | undefined;
+  lookup(absolute: string, within: string, known?: KnownStat): FileFacts | undefined;
   /** A stamp of `dir` (take it before a stat that is passed to `lookup`). */
   stamp(dir: string): Stamp | undefined;
-  /** Forgets a file (the sync API changed it). */
+  /** Forgets a file, whatever folder it was served from (the sync API changed it). */
   invalidate(absolute: string): void;
   /** For tests and the benchmark: entries and bytes held. */
   stats(): { entries: number; bytes: number };
@@ -80,26 +83,36 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   const maxTotalBytes = options.maxTotalBytes ?? 32 * 1024 * 1024;
   const maxEntries = options.maxEntries ?? 20_000;
   const { freshness, compression } = options;
-  // Insertion order is eviction order (oldest first): cheap on the hot path, bounded in memory.
-  const entries = new Map<string, FileFacts>();
+  // Per folder a file is served from, then per file: which sidecars may be sent depends on that
+  // folder, and a file served from two (a shared-file target inside the static root) keeps one
+  // entry for each rather than re-reading on every switch. The folders are few (the served folders
+  // and those of shared files), so this costs no more per request than one map keyed by file.
+  const byFolder = new Map<string, Map<string, FileFacts>>();
+  // Every entry with its folder; insertion order is eviction order (oldest first): cheap on the
+  // hot path, bounded in memory.
+  const order = new Map<FileFacts, string>();
   let totalBytes = 0;
 
   const held = (facts: FileFacts) => facts.body?.length ?? 0;
 
-  const forget = (absolute: string) => {
-    const old = entries.get(absolute);
+  const forget = (within: string, absolute: string) => {
+    const files = byFolder.get(within);
+    const old = files?.get(absolute);
     if (!old) return;
-    entries.delete(absolute);
+    files!.delete(absolute);
+    order.delete(old);
     totalBytes -= held(old);
   };
 
-  const remember = (facts: FileFacts) => {
-    entries.set(facts.absolute, facts);
+  const remember = (within: string, facts: FileFacts) => {
+    let files = byFolder.get(within);
+    if (!files) byFolder.set(within, (files = new Map()));
+    files.set(facts.absolute, facts);
+    order.set(facts, within);
     totalBytes += held(facts);
-    for (const [key, old] of entries) {
-      if (totalBytes <= maxTotalBytes && entries.size <= maxEntries) break;
-      entries.delete(key);
-      totalBytes -= held(old);
+    for (const [old, folder] of order) {
+      if (totalBytes <= maxTotalBytes && order.size <= maxEntries) break;
+      forget(folder, old.absolute);
     }
   };
 
@@ -114,7 +127,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     return ids;
   };
 
-  const read = (absolute: string, stat: fs.Stats, stamp: Stamp | undefined): FileFacts | undefined => {
+  const read = (absolute: string, within: string, stat: fs.Stats, stamp: Stamp | undefined): FileFacts | undefined => {
     let st = stat;
     let body: Buffer | undefined;
     if (stat.size <= maxFileBytes) {
@@ -128,11 +141,16 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     const compressible = isCompressible(contentType);
     const sidecarIds = sidecarIdsOf(absolute, compressible);
     const sidecars = new Map<Encoding, Representation>();
+    let realWithin: string | undefined;
     for (const encoding of compressible ? ENCODINGS : []) {
       const file = absolute + SIDECAR_SUFFIX[encoding];
       const sst = fs.statSync(file, { throwIfNoEntry: false });
       // Only a sidecar at least as new as its original: an older one is stale, never served.
       if (!sst?.isFile() || sst.mtimeMs < st.mtimeMs) continue;
+      // A sidecar is sent in place of the file, so it obeys the same containment rule: a symlink
+      // out of the served folder is ignored (docs/static-files.md, lookup rule 5).
+      realWithin ??= realPathOf(within);
+      if (realWithin === undefined || !isInsideReal(file, realWithin)) continue;
       const whole = sst.size <= maxFileBytes ? readWhole(file) : undefined;
       const s = whole?.st ?? sst;
       sidecars.set(
@@ -182,14 +200,14 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   };
 
   return {
-    lookup(absolute, given) {
-      const known = entries.get(absolute);
+    lookup(absolute, within, given) {
+      const known = byFolder.get(within)?.get(absolute);
       // Nothing moved in its folders since the facts were confirmed: no system call.
       if (known?.stamp && freshness?.unchanged(known.stamp)) return known;
       const stamp = given ? given.stamp : freshness?.stamp(path.dirname(absolute));
       const stat = given ? given.stat : fs.statSync(absolute, { throwIfNoEntry: false });
       if (!stat || !stat.isFile()) {
-        forget(absolute);
+        forget(within, absolute);
         return undefined;
       }
       if (
@@ -204,13 +222,15 @@ export function createFileStore(options: FileStoreOptions): FileStore {
         known.stamp = stamp;
         return known;
       }
-      forget(absolute);
-      const facts = read(absolute, stat, stamp);
-      if (facts) remember(facts);
+      forget(within, absolute);
+      const facts = read(absolute, within, stat, stamp);
+      if (facts) remember(within, facts);
       return facts;
     },
     stamp: (dir) => freshness?.stamp(dir),
-    invalidate: forget,
-    stats: () => ({ entries: entries.size, bytes: totalBytes }),
+    invalidate(absolute) {
+      for (const within of byFolder.keys()) forget(within, absolute);
+    },
+    stats: () => ({ entries: order.size, bytes: totalBytes }),
   };
 }

@@ -39,8 +39,8 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: FileFa
 /** A GET with a `Range` that applies to this version of the file. */
 function sendRange(res: ServerResponse, facts: Representation, range: string): void {
   setHeaderPairs(res, facts.headers);
-  const ranges = parseRange(facts.size, range, { combine: true });
-  if (ranges === -1) {
+  const answer = rangeAnswer(facts.size, range);
+  if (answer.status === 416) {
     res.statusCode = 416;
     res.setHeader('Content-Range', `bytes */${facts.size}`);
     res.setHeader('Content-Length', 0);
@@ -49,10 +49,8 @@ function sendRange(res: ServerResponse, facts: Representation, range: string): v
   }
   let start = 0;
   let end = facts.size - 1;
-  // A malformed header (-2), another unit, or several ranges: answer the whole file (RFC 9110 allows it).
-  if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
-    start = ranges[0]!.start;
-    end = ranges[0]!.end;
+  if (answer.status === 206) {
+    ({ start, end } = answer);
     res.statusCode = 206;
     res.setHeader('Content-Range', `bytes ${start}-${end}/${facts.size}`);
   }
@@ -69,10 +67,46 @@ function sendRange(res: ServerResponse, facts: Representation, range: string): v
   streamFileRange(res, facts.absolute, start, end);
 }
 
+/** What a `Range` header makes of a representation of `size` bytes: the whole, one slice, or 416. */
+export type RangeAnswer = { status: 200 } | { status: 206; start: number; end: number } | { status: 416 };
+
+/**
+ * The answer to a `Range` header (docs/static-files.md "Responses"): one satisfiable byte range
+ * (overlapping or adjacent ones are merged first) is a 206 of that slice; a malformed header,
+ * another unit or several ranges is the whole representation (HTTP lets a server ignore `Range`);
+ * nothing satisfiable is 416. Pure.
+ */
+export function rangeAnswer(size: number, range: string): RangeAnswer {
+  const eq = range.indexOf('=');
+  // HTTP: a unit other than bytes (compared ignoring case) is ignored, even where its numbers
+  // would not fit the file; range-parser would answer those with 416.
+  if (eq === -1 || range.slice(0, eq).toLowerCase() !== 'bytes') return { status: 200 };
+  // HTTP: a suffix longer than the file asks for all of it; range-parser would call it unsatisfiable.
+  const set = range
+    .slice(eq + 1)
+    .split(',')
+    .map((part) => {
+      const suffix = /^\s*-\s*(\d+)\s*$/.exec(part);
+      return suffix && Number(suffix[1]) > size ? `-${size}` : part;
+    });
+  const ranges = parseRange(size, `bytes=${set.join(',')}`, { combine: true });
+  if (ranges === -1) return { status: 416 };
+  if (ranges !== -2 && ranges.length === 1) return { status: 206, start: ranges[0]!.start, end: ranges[0]!.end };
+  return { status: 200 };
+}
+
 /** `If-Range` with a strong ETag or an HTTP date: the range applies only if the file is that version. */
 function rangeStillValid(ifRange: string | undefined, facts: Representation): boolean {
-  if (ifRange === undefined) return true;
-  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === facts.etag;
+  return ifRange === undefined || ifRangeHolds(ifRange, facts.etag, facts.mtimeMs);
+}
+
+/**
+ * Whether an `If-Range` validator names this version: an entity tag must equal the (strong) ETag,
+ * so a weak one never does; a date must not be older than the modification time (second
+ * precision). Pure.
+ */
+export function ifRangeHolds(ifRange: string, etag: string, mtimeMs: number): boolean {
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === etag;
   const since = Date.parse(ifRange);
-  return !Number.isNaN(since) && Math.floor(facts.mtimeMs / 1000) * 1000 <= since;
+  return !Number.isNaN(since) && Math.floor(mtimeMs / 1000) * 1000 <= since;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveContainedPath } from '@ack/host';
+import { isInsideReal, realPathOf } from './containment.js';
 import type { DirectoryIndex } from './dir-index.js';
 import type { FileFacts, FileStore } from './file-store.js';
 
@@ -34,23 +35,6 @@ export interface ServedFolder {
 export function createServedFolder(root: string, dirs: DirectoryIndex, store: FileStore): ServedFolder {
   const base = path.resolve(root);
 
-  const realRoot = (): string | undefined => {
-    try {
-      return fs.realpathSync.native(base);
-    } catch {
-      return undefined;
-    }
-  };
-
-  const inside = (absolute: string, real: string): boolean => {
-    try {
-      const target = fs.realpathSync.native(absolute);
-      return target === real || target.startsWith(real + path.sep);
-    } catch {
-      return false;
-    }
-  };
-
   return {
     root: base,
     resolve(segments, wantIndex) {
@@ -78,9 +62,9 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
       if (!st?.isFile()) return { kind: 'none' };
       // Lexically inside (checked once a file is found, so a miss pays nothing for it), then on disk.
       if (segments.length > 0 && !resolveContainedPath(base, segments.join('/')).ok) return { kind: 'none' };
-      const real = realRoot();
-      if (!real || !inside(current, real)) return { kind: 'none' };
-      const facts = store.lookup(current, { stat: st, stamp });
+      const real = realPathOf(base);
+      if (!real || !isInsideReal(current, real)) return { kind: 'none' };
+      const facts = store.lookup(current, base, { stat: st, stamp });
       if (!facts) return { kind: 'none' };
       return { kind: 'file', facts, resolution: { absolute: current, ino: facts.ino, folded } };
     },
@@ -88,7 +72,7 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
       if (resolution.folded) {
         for (const [dir, mtimeMs] of resolution.folded) if (!dirs.unchanged(dir, mtimeMs)) return undefined;
       }
-      const facts = store.lookup(resolution.absolute);
+      const facts = store.lookup(resolution.absolute, base);
       return facts && facts.ino === resolution.ino ? facts : undefined;
     },
   };

@@ -18,11 +18,20 @@ export function checkUrlPath(path: RequestPath, rawPath: string): UrlPathResult 
   if (rawPath.charCodeAt(0) !== 47 /* / */) return { ok: false, status: 400, reason: 'the path must start with /' };
   if (!path.wellFormed) return { ok: false, status: 400, reason: 'malformed percent-encoding' };
   const { segments } = path;
+  return refuseSegments(segments) ?? { ok: true, segments, trailingSlash: path.trailingSlash };
+}
+
+/**
+ * Why decoded segments can never name a served file (a dot segment, a separator, NUL, a drive
+ * letter, a dotfile outside `/.well-known/`), or undefined when they may. The same rule decides
+ * which changed files live reload may announce (docs/live-reload.md).
+ */
+export function refuseSegments(segments: readonly string[]): (UrlPathResult & { ok: false }) | undefined {
   for (let i = 0; i < segments.length; i++) {
     const refusal = refuseSegment(segments[i]!, i === 0);
     if (refusal) return refusal;
   }
-  return { ok: true, segments, trailingSlash: path.trailingSlash };
+  return undefined;
 }
 
 /** `checkUrlPath` on a raw path (what the edge would have decoded). */
@@ -30,7 +39,7 @@ export function decodeUrlPath(rawPath: string): UrlPathResult {
   return checkUrlPath(parseRequestPath(rawPath), rawPath);
 }
 
-function refuseSegment(segment: string, first: boolean): UrlPathResult | undefined {
+function refuseSegment(segment: string, first: boolean): (UrlPathResult & { ok: false }) | undefined {
   if (segment === '..' || segment === '.') return { ok: false, status: 400, reason: 'dot segment' };
   if (segment.includes('/') || segment.includes('\\'))
     return { ok: false, status: 400, reason: 'encoded or back-slash separator' };

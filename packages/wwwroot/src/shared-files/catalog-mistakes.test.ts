@@ -76,6 +76,8 @@ describe('the catalog is read like the other settings files', () => {
 describe('a catalog entry that points at a secret', () => {
   it.each([
     ['the host settings', 'appsettings.json'],
+    ['the settings of one environment', 'appsettings.edge.json'],
+    ['settings in another case', 'APPSETTINGS.Development.json'],
     ['a module.json', '../modules/wwwroot/module.json'],
     ['the signing key', '../.ack/signing.key'],
     ['a dotfile', '../shared/.env'],
@@ -97,6 +99,74 @@ describe('a catalog entry that points at a secret', () => {
     await expect(start).rejects.toThrow(
       /shared_files\.json:\d+:\d+: items\[1\]: refused to publish \/leak -> .+: it .+, which must never be public; remove the entry/,
     );
+  });
+
+  // Each rule with the names right beside it: what it must still refuse and what it must let through.
+  const base = '/srv/home/app';
+  const reason = (relative: string) => secretTargetReason(path.posix.join(base, relative), undefined, base);
+
+  it.each([
+    ['appsettings.json', /settings file/],
+    ['appsettings.edge.json', /settings file/],
+    ['appsettings.Development.json', /settings file/],
+    ['APPSETTINGS.Development.JSON', /settings file/],
+    ['../config/appsettings.local.json', /settings file/],
+    ['../modules/wwwroot/module.json', /module's settings/],
+    ['../modules/wwwroot/MODULE.JSON', /module's settings/],
+    ['../.ack/signing.key', /\.ack folder/],
+    ['../.ack/keyring.json', /\.ack folder/],
+    ['../.ACK/signing.key', /\.ack folder/],
+    ['../shared/signing.key', /key or certificate/],
+    ['../shared/SERVER.PEM', /key or certificate/],
+    ['../shared/site.pfx', /key or certificate/],
+    ['../shared/site.p12', /key or certificate/],
+    ['../shared/trust.jks', /key or certificate/],
+    ['../shared/app.keystore', /key or certificate/],
+    ['../shared/.env', /dotfile/],
+    ['../shared/.well-known/.hidden', /dotfile/],
+    ['../.git/config', /dot folder/],
+  ])('refuses %s', (relative, why) => {
+    expect(reason(relative)).toMatch(why);
+  });
+
+  it.each([
+    'appsettings.json.txt',
+    'appsettings.css',
+    'my-appsettings.json',
+    'settings.json',
+    '../shared/theme.json',
+    '../modules/wwwroot/module.json.md',
+    '../modules/wwwroot/my-module.json',
+    '../shared/keyboard.css',
+    '../shared/signing.key.txt',
+    '../shared/pemmican.txt',
+    '../shared/ack/logo.svg',
+    '../shared/a.env.js',
+    '../shared/.well-known/security.txt',
+  ])('publishes %s', (relative) => {
+    expect(reason(relative)).toBeUndefined();
+  });
+
+  it('serves files whose names only resemble a secret', async () => {
+    const near = ['appsettings.css', 'settings.json', 'keyboard.css', 'module.json.md'];
+    const t = await startWwwroot({
+      moduleConfig: { SharedFileConfigPath: CATALOG },
+      files: {
+        'config/shared_files.json': {
+          items: near.map((name) => ({ requestPath: `/${name}`, hostFilePath: `../shared/${name}` })),
+        },
+        ...Object.fromEntries(near.map((name) => [`shared/${name}`, `published ${name}`])),
+      },
+    });
+    try {
+      for (const name of near) {
+        const res = await fetch(`${t.url}/${name}`);
+        expect(res.status, name).toBe(200);
+        expect(await res.text(), name).toBe(`published ${name}`);
+      }
+    } finally {
+      await t.close();
+    }
   });
 
   it('leaves .well-known files publishable', () => {

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { SettingsError, type AckRequest, type Next, type RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
@@ -66,6 +67,8 @@ export function createSharedFileHandler(
   manifestHeaders: Record<string, string> = {},
 ): RawHandler {
   const { store } = engineFor(runtime);
+  // A shared file is served from its own folder: a sidecar beside it must stay inside that folder.
+  const folderOf = new Map(catalog.items.map((item) => [item.hostFilePath, path.dirname(item.hostFilePath)]));
   const manifest = fixedBody(
     Buffer.from(JSON.stringify(catalog.items.map((item) => ({ requestPath: item.requestPath })))),
     'application/json; charset=utf-8',
@@ -83,7 +86,7 @@ export function createSharedFileHandler(
     if (key === MANIFEST_PATH) return sendBuffer(req, res, manifest);
     const target = catalog.byPath.get(key);
     if (target === undefined) return next();
-    const facts = store.lookup(target);
+    const facts = store.lookup(target, folderOf.get(target)!);
     if (!facts) return next();
     sendFile(req, res, facts);
   };

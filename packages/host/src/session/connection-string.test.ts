@@ -21,7 +21,7 @@ const errorOf = (fn: () => unknown): ConnectionStringError => {
 describe('.NET connection strings', () => {
   it('reads keywords case-insensitively, quoted values with ; and doubled quotes', () => {
     const kv = parseKeyValues(`Server=db;  User  ID = me ;Password="a;b""c";Database='x=y';`, 'S');
-    expect(Object.fromEntries(kv)).toEqual({ server: 'db', 'user id': 'me', password: 'a;b"c', database: 'x=y' });
+    expect(Object.fromEntries(kv)).toEqual({ server: 'db', userid: 'me', password: 'a;b"c', database: 'x=y' });
   });
 
   it('MySQL / MariaDB: Server, Port, Database, Uid, Pwd, SslMode', () => {
@@ -35,8 +35,41 @@ describe('.NET connection strings', () => {
       password: 's3cret',
       connectTimeoutSeconds: undefined,
       ssl: 'require',
+      poolMax: undefined,
+      unused: [],
     });
     expect(parseMySqlConnectionString('Host=h;User Id=u;Password=p').port).toBe(3306);
+  });
+
+  it("MySQL: the original host's own string, with MySqlConnector's keywords, is accepted as that connector does", () => {
+    const original =
+      'Server=127.0.0.1;Port=3306;Database=ack;Uid=ack;Pwd=s3cret;PersistSecurityInfo=True;SslMode=none;Charset=utf8;Allow User Variables=True;';
+    expect(parseMySqlConnectionString(original)).toMatchObject({
+      host: '127.0.0.1',
+      port: 3306,
+      database: 'ack',
+      user: 'ack',
+      password: 's3cret',
+      ssl: 'none',
+      unused: ['persistsecurityinfo', 'charset', 'allowuservariables'],
+    });
+    // Keywords compare without case and spaces, as the connector compares them.
+    for (const spelling of ['Persist Security Info=true', 'persistsecurityinfo=true', 'PERSIST SECURITYINFO=true'])
+      expect(parseMySqlConnectionString(`Server=h;${spelling}`).unused).toEqual(['persistsecurityinfo']);
+    // Pooling: the pool's size, or one connection without pooling.
+    expect(parseMySqlConnectionString('Server=h;Maximum Pool Size=12').poolMax).toBe(12);
+    expect(parseMySqlConnectionString('Server=h;MaxPoolSize=3;Pooling=true').poolMax).toBe(3);
+    expect(parseMySqlConnectionString('Server=h;Pooling=false').poolMax).toBe(1);
+    expect(errorOf(() => parseMySqlConnectionString('Server=h;Max Pool Size=0')).message).toMatch(
+      /Maximum Pool Size "0"/,
+    );
+    // The nearest neighbours of accepted keywords are still refused: a typo is not silently ignored.
+    expect(errorOf(() => parseMySqlConnectionString('Server=h;Allow User Variable=True')).message).toMatch(
+      /unknown keyword "allowuservariable"/,
+    );
+    expect(errorOf(() => parseMySqlConnectionString('Server=h;PersistSecurity=True')).message).toMatch(
+      /unknown keyword/,
+    );
   });
 
   it('PostgreSQL: Npgsql keywords', () => {
@@ -69,6 +102,8 @@ describe('.NET connection strings', () => {
       encrypt: true,
       trustServerCertificate: true,
       applicationName: undefined,
+      poolMax: undefined,
+      unused: [],
     });
     const named = parseSqlServerConnectionString(
       'Server=.\\SQLEXPRESS;Database=d;User Id=u;Password=p;Encrypt=Optional;Integrated Security=False',
@@ -79,6 +114,22 @@ describe('.NET connection strings', () => {
       encrypt: false,
       trustServerCertificate: false,
     });
+  });
+
+  it('SQL Server: the keywords of Microsoft.Data.SqlClient are accepted; the unused ones are named', () => {
+    const c = parseSqlServerConnectionString(
+      'Data Source=db,1433;Initial Catalog=ack;User ID=ack;Password=p;Persist Security Info=False;MultipleActiveResultSets=True;Connect Retry Count=3;Max Pool Size=20;Application Intent=ReadWrite',
+    );
+    expect(c).toMatchObject({ host: 'db', port: 1433, database: 'ack', poolMax: 20 });
+    expect(c.unused).toEqual([
+      'persistsecurityinfo',
+      'multipleactiveresultsets',
+      'connectretrycount',
+      'applicationintent',
+    ]);
+    expect(errorOf(() => parseSqlServerConnectionString('Data Source=db;Connect Retry Counts=3')).message).toMatch(
+      /unknown keyword "connectretrycounts"/,
+    );
   });
 
   it('SQL Server: Windows authentication is refused with a clear message', () => {

@@ -12,7 +12,8 @@ export class ConnectionStringError extends Error {
 }
 
 /**
- * Splits `Key=Value;...` into lower-cased keywords (inner spaces collapsed: `User  ID` = `user id`).
+ * Splits `Key=Value;...` into keywords, lower-cased and without spaces, as the .NET connectors
+ * compare them (`User ID`, `UserID` and `user id` are one keyword).
  * Values may be quoted with `"` or `'` (a doubled quote inside stands for one) to hold `;` or `=`.
  */
 export function parseKeyValues(text: string, setting: string): Map<string, string> {
@@ -27,7 +28,7 @@ export function parseKeyValues(text: string, setting: string): Map<string, strin
       // The part itself is not shown: a stray value may well be a password.
       throw new ConnectionStringError(`${setting}: the part at position ${i + 1} is not of the form Keyword=Value`);
     }
-    const key = text.slice(i, eq).trim().replace(/\s+/g, ' ').toLowerCase();
+    const key = keyword(text.slice(i, eq));
     if (key === '') throw new ConnectionStringError(`${setting}: a value without a keyword at position ${i}`);
     i = eq + 1;
     while (i < text.length && text[i] === ' ') i++;
@@ -67,15 +68,19 @@ export function parseKeyValues(text: string, setting: string): Map<string, strin
 
 type Keywords = Map<string, string>;
 
+/** A keyword as compared: lower case, no spaces. */
+const keyword = (name: string) => name.replace(/\s+/g, '').toLowerCase();
+const keywords = (...names: string[]) => [...new Set(names.map(keyword))];
+
 function pick(kv: Keywords, names: readonly string[]): string | undefined {
   for (const n of names) {
-    const v = kv.get(n);
+    const v = kv.get(keyword(n));
     if (v !== undefined && v !== '') return v;
   }
   return undefined;
 }
 
-const PASSWORD_KEYWORDS = ['pwd', 'password'];
+const PASSWORD_KEYWORDS = keywords('pwd', 'password');
 
 /**
  * A value for an error message. A value holding `;`, `=` or a quote came from a quote left open,
@@ -89,7 +94,8 @@ function shownValue(value: string): string {
  * An unknown keyword right after a password is most likely the password's own tail (an unquoted
  * password holding `;`), so it is not shown then.
  */
-function checkKnown(kv: Keywords, known: readonly string[], setting: string): void {
+function checkKnown(kv: Keywords, names: readonly string[], setting: string): void {
+  const known = keywords(...names);
   let previous = '';
   for (const key of kv.keys()) {
     if (!known.includes(key)) {
@@ -195,31 +201,112 @@ function sslMode(kv: Keywords, setting: string): SslMode {
 /** MySQL and MariaDB (MySqlConnector keywords): `Server=...;Port=3306;Database=...;Uid=...;Pwd=...;SslMode=...`. */
 export interface MySqlConnection extends SqlConnection {
   ssl: SslMode;
+  /** Most pooled connections (`Maximum Pool Size`; 1 with `Pooling=false`); undefined for the store's own. */
+  poolMax: number | undefined;
+  /** Keywords of the .NET connector that mean nothing to this host's store: accepted, and named once at start. */
+  unused: string[];
+}
+
+/**
+ * MySqlConnector's keywords that this host's session store has no use for (docs/sessions.md): the
+ * original's own strings carry some of them (`Persist Security Info`, `Allow User Variables`,
+ * `Charset`), so they are accepted, not refused. `Charset` is among them: the store always talks
+ * utf8mb4, which holds every session (MySQL's `utf8` cannot hold all of Unicode).
+ */
+const MYSQL_UNUSED = keywords(
+  'persist security info',
+  'allow user variables',
+  'charset',
+  'character set',
+  'default command timeout',
+  'command timeout',
+  'load balance',
+  'connection protocol',
+  'protocol',
+  'pipe name',
+  'pipe',
+  'certificate file',
+  'certificate password',
+  'certificate store location',
+  'certificate thumbprint',
+  'ssl cert',
+  'ssl key',
+  'ssl ca',
+  'ca certificate file',
+  'tls version',
+  'tls cipher suites',
+  'connection lifetime',
+  'connection reset',
+  'defer connection reset',
+  'connection idle ping time',
+  'connection idle timeout',
+  'minimum pool size',
+  'min pool size',
+  'dns check interval',
+  'allow load local infile',
+  'allow public key retrieval',
+  'allow zero datetime',
+  'application name',
+  'auto enlist',
+  'cancellation timeout',
+  'compress',
+  'use compression',
+  'convert zero datetime',
+  'datetime kind',
+  'force synchronous',
+  'guid format',
+  'ignore command transaction',
+  'ignore prepare',
+  'interactive session',
+  'interactive',
+  'keep alive',
+  'keepalive',
+  'no backslash escapes',
+  'old guids',
+  'pipelining',
+  'server redirection mode',
+  'server rsa public key file',
+  'server spn',
+  'treat tiny as boolean',
+  'use affected rows',
+  'use xa transactions',
+  'allow batch',
+  'use usage advisor',
+  'use performance monitor',
+  'sql server mode',
+  'table cache',
+  'procedure cache size',
+);
+const MYSQL_POOL = keywords('pooling', 'maximum pool size', 'max pool size', 'maxpoolsize');
+
+/** Accepted keywords with no use here, in the order given (for the start-up line). */
+function unusedOf(kv: Keywords, unused: readonly string[]): string[] {
+  return [...kv.keys()].filter((k) => unused.includes(k));
+}
+
+function poolMax(kv: Keywords, setting: string): number | undefined {
+  if (bool(pick(kv, ['pooling']), 'Pooling', setting) === false) return 1;
+  const text = pick(kv, ['maximum pool size', 'max pool size']);
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ConnectionStringError(`${setting}: Maximum Pool Size ${shownValue(text)} is not a whole number above 0`);
+  return n;
 }
 
 export function parseMySqlConnectionString(text: string, setting = 'MySqlConnectionString'): MySqlConnection {
   const kv = parseKeyValues(text, setting);
   checkKnown(
     kv,
-    [
-      ...HOST,
-      'port',
-      ...DATABASE,
-      ...USER,
-      ...PASSWORD,
-      ...TIMEOUT,
-      'sslmode',
-      'ssl mode',
-      'charset',
-      'character set',
-      'pooling',
-      'allow user variables',
-      'allowuservariables',
-      'default command timeout',
-    ],
+    [...HOST, 'port', ...DATABASE, ...USER, ...PASSWORD, ...TIMEOUT, 'sslmode', ...MYSQL_POOL, ...MYSQL_UNUSED],
     setting,
   );
-  return { ...sqlConnection(kv, setting, 3306, 'Server', 'Connect Timeout'), ssl: sslMode(kv, setting) };
+  return {
+    ...sqlConnection(kv, setting, 3306, 'Server', 'Connect Timeout'),
+    ssl: sslMode(kv, setting),
+    poolMax: poolMax(kv, setting),
+    unused: unusedOf(kv, MYSQL_UNUSED),
+  };
 }
 
 /** PostgreSQL (Npgsql keywords): `Host=...;Port=5432;Database=...;Username=...;Password=...;SSL Mode=...`. */
@@ -262,7 +349,54 @@ export interface SqlServerConnection extends SqlConnection {
   encrypt: boolean | 'strict';
   trustServerCertificate: boolean;
   applicationName: string | undefined;
+  /** Most pooled connections (`Max Pool Size`; 1 with `Pooling=false`); undefined for the store's own. */
+  poolMax: number | undefined;
+  /** Keywords of Microsoft.Data.SqlClient that mean nothing to this host's store: accepted, named once at start. */
+  unused: string[];
 }
+
+/** Microsoft.Data.SqlClient's keywords that this host's session store has no use for (docs/sessions.md). */
+const SQLSERVER_UNUSED = keywords(
+  'persist security info',
+  'multipleactiveresultsets',
+  'multiple active result sets',
+  'min pool size',
+  'application intent',
+  'applicationintent',
+  'attachdbfilename',
+  'extended properties',
+  'initial file name',
+  'column encryption setting',
+  'command timeout',
+  'connect retry count',
+  'connectretrycount',
+  'connect retry interval',
+  'connectretryinterval',
+  'current language',
+  'language',
+  'enclave attestation url',
+  'failover partner',
+  'ip address preference',
+  'load balance timeout',
+  'connection lifetime',
+  'multi subnet failover',
+  'multisubnetfailover',
+  'packet size',
+  'pool blocking period',
+  'replication',
+  'transaction binding',
+  'type system version',
+  'user instance',
+  'workstation id',
+  'wsid',
+  'host name in certificate',
+  'hostnameincertificate',
+  'server certificate',
+  'server spn',
+  'enlist',
+  'network library',
+  'net',
+);
 
 export function parseSqlServerConnectionString(
   text: string,
@@ -285,12 +419,9 @@ export function parseSqlServerConnectionString(
       'encrypt',
       'application name',
       'app',
-      'multipleactiveresultsets',
-      'multiple active result sets',
-      'persist security info',
       'pooling',
-      'min pool size',
       'max pool size',
+      ...SQLSERVER_UNUSED,
     ],
     setting,
   );
@@ -338,6 +469,8 @@ export function parseSqlServerConnectionString(
       bool(pick(kv, ['trustservercertificate', 'trust server certificate']), 'TrustServerCertificate', setting) ??
       false,
     applicationName: pick(kv, ['application name', 'app']),
+    poolMax: poolMax(kv, setting),
+    unused: unusedOf(kv, SQLSERVER_UNUSED),
   };
 }
 

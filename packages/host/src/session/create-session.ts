@@ -108,6 +108,7 @@ function createSharedStore(
     switch (state.CacheType) {
       case 'MySql': {
         const c = parseMySqlConnectionString(need('MySqlConnectionString'), key('MySqlConnectionString'));
+        noteUnused(logger, key('MySqlConnectionString'), c.unused);
         return new SqlSessionStore(
           'MySql',
           `${c.host}:${c.port}`,
@@ -118,6 +119,7 @@ function createSharedStore(
           idleMs,
           logger,
           timeoutMs,
+          c.poolMax,
         );
       }
       case 'PostgreSql': {
@@ -139,6 +141,7 @@ function createSharedStore(
       }
       case 'SqlServer': {
         const c = parseSqlServerConnectionString(need('SqlServerConnectionString'), key('SqlServerConnectionString'));
+        noteUnused(logger, key('SqlServerConnectionString'), c.unused);
         return new SqlSessionStore(
           'SqlServer',
           `${c.host}:${c.port}`,
@@ -149,6 +152,7 @@ function createSharedStore(
           idleMs,
           logger,
           timeoutMs,
+          c.poolMax,
         );
       }
       case 'Redis': {
@@ -164,4 +168,10 @@ function createSharedStore(
     if (err instanceof ConnectionStringError) throw new SettingsError(`${settingsFile}: ${err.message}`);
     throw err;
   }
+}
+
+/** The connector keywords of the original's string that mean nothing here: accepted, said once. */
+function noteUnused(logger: Logger, setting: string, unused: readonly string[]): void {
+  if (unused.length > 0)
+    logger.info(`${setting}: ${unused.join(', ')} accepted and not used (no meaning for this host's session store)`);
 }

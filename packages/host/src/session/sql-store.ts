@@ -25,6 +25,8 @@ export class SqlSessionStore extends SharedSessionStore {
     idleMs: number,
     logger: Logger,
     timeoutMs?: number,
+    /** Most pooled connections (the connection string's `Maximum Pool Size`); 5 when not given. */
+    poolMax = 5,
   ) {
     super(kind, where, idleMs, logger, timeoutMs);
     // Small pool, acquire time-out within the deadline: while the database is down a request waits
@@ -32,7 +34,7 @@ export class SqlSessionStore extends SharedSessionStore {
     this.db = knexFactory({
       client: dialect,
       connection,
-      pool: { min: 0, max: 5 },
+      pool: { min: 0, max: poolMax },
       acquireConnectionTimeout: this.timeoutMs,
       log: knexLog(logger),
     });

@@ -26,8 +26,11 @@ export function testDatabases() {
     mysqlConnection: { host: mysql.host, port: mysql.port, user: 'root', database: 'test' },
     /** Options for pg / knex. */
     postgresConnection: { host: postgres.host, port: postgres.port, user: 'postgres', database: 'test' },
-    /** `SessionState:MySqlConnectionString` in the original's form. */
-    mysqlConnectionString: `Server=${mysql.host};Port=${mysql.port};Database=test;Uid=root;Pwd=;`,
+    /**
+     * `SessionState:MySqlConnectionString` exactly as the original host's own settings write it,
+     * MySqlConnector keywords with no use here included (docs/sessions.md).
+     */
+    mysqlConnectionString: `Server=${mysql.host};Port=${mysql.port};Database=test;Uid=root;Pwd=;PersistSecurityInfo=True;SslMode=none;Charset=utf8;Allow User Variables=True;`,
     /** `SessionState:PostgreSqlConnectionString` in the original's form. */
     postgresConnectionString: `Host=${postgres.host};Port=${postgres.port};Database=test;Username=postgres;`,
     /** `SessionState:RedisConnectionString`. */

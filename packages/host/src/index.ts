@@ -24,7 +24,7 @@ export type {
 } from './modules/contract.js';
 export { GOING_AWAY } from './websocket/index.js';
 export type { Upgrades } from './websocket/index.js';
-export { parseRequestPath } from './pipeline/edge/request-path.js';
+export { foldExactly, parseRequestPath } from './pipeline/edge/request-path.js';
 export type { RequestPath } from './pipeline/edge/request-path.js';
 export { SettingsError, loadHostSettings } from './settings/load.js';
 export type { LoadedSettings } from './settings/load.js';

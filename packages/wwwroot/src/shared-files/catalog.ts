@@ -157,8 +157,9 @@ export function buildCatalog(
       notes.push(`${where}.requestPath "${request}" has a query string or fragment, which is never compared; skipped`);
       return;
     }
-    // The form requests are compared in (`req.ack.path.folded`): lower case, no empty segments.
-    const key = '/' + request.split('/').filter(Boolean).join('/').toLowerCase();
+    // The form requests are compared in: lower case, empty segments kept (the original compares
+    // the path exactly: `/s/a//b.txt` is not `/s/a/b.txt`).
+    const key = request.toLowerCase();
     if (key === MANIFEST_PATH) {
       notes.push(`${where}.requestPath ${request} is the manifest's own path; skipped`);
       return;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ServerResponse } from 'node:http';
-import { SettingsError, type AckRequest, type Next, type RawHandler } from '@ack/host';
+import { foldExactly, SettingsError, type AckRequest, type Next, type RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { engineFor, fixedBody, sendBuffer, sendFile } from '../serving/index.js';
 import { loadCatalog, MANIFEST_PATH, type SharedFileCatalog } from './catalog.js';
@@ -78,11 +78,13 @@ export function createSharedFileHandler(
 
   return (req: AckRequest, res: ServerResponse, next: Next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
-    // Compared decoded (once, at the edge) and case-insensitively, without the query string; a
+    // Compared decoded (once, at the edge) and case-insensitively, without the query string, empty
+    // segments included; a
     // decoded `/` inside a segment stays `%2f`, so no catalog path is reached by an encoded `/`.
     // A trailing `/` names a folder, never a catalog file.
     if (req.ack.path.trailingSlash) return next();
-    const key = req.ack.path.folded;
+    // Compared exactly, as the original does: `/s/a/b.txt` is not the item `/s/a//b.txt`.
+    const key = req.ack.path.emptySegments ? foldExactly(req.ack.rawPath) : req.ack.path.folded;
     if (key === MANIFEST_PATH) return sendBuffer(req, res, manifest);
     const target = catalog.byPath.get(key);
     if (target === undefined) return next();

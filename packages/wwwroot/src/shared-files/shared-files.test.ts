@@ -52,6 +52,7 @@ describe('shared files', () => {
             { requestPath: 'no-slash.txt', hostFilePath: '../shared/terms.txt' },
             { requestPath: 42, hostFilePath: '../shared/terms.txt' },
             'not an object',
+            { requestPath: '/shared/two//slashes.txt', hostFilePath: '../shared/terms.txt' },
           ],
         },
       },
@@ -103,6 +104,19 @@ describe('shared files', () => {
     expect(encodedSlash.text).not.toContain('color:green');
     // Percent-encoded letters are the same path.
     expect((await rawRequest(t.url, '/shared/th%65me.css')).status).toBe(200);
+  });
+
+  it('matches empty segments exactly, as the original does', async () => {
+    const twoSlashes = await rawRequest(t.url, '/shared/two//slashes.txt');
+    expect(twoSlashes.status).toBe(200);
+    expect(twoSlashes.text).toContain('terms');
+    expect((await rawRequest(t.url, '/SHARED/Two//Slashes.TXT')).status).toBe(200);
+    // The neighbours without (or with another) empty segment are other paths.
+    expect((await rawRequest(t.url, '/shared/two/slashes.txt')).status).toBe(404);
+    expect((await rawRequest(t.url, '/shared/two///slashes.txt')).status).toBe(404);
+    const doubled = await rawRequest(t.url, '/shared//theme.css');
+    expect(doubled.status).toBe(404);
+    expect(doubled.text).not.toContain('color:green');
   });
 
   it('skips items with an empty field, and the first of duplicates wins', async () => {

@@ -13,6 +13,8 @@ export interface RequestPath {
   readonly folded: string;
   /** The raw path ends with `/` (and is not just `/`). */
   readonly trailingSlash: boolean;
+  /** The raw path has an empty segment inside (`//`): `folded` then differs from the exact path. */
+  readonly emptySegments: boolean;
   /** False when a segment's percent-encoding is malformed (the edge answers 400). */
   readonly wellFormed: boolean;
 }
@@ -27,6 +29,7 @@ export function parseRequestPath(rawPath: string): RequestPath {
       segments: plain.length <= 1 ? [] : plain.slice(1).split('/'),
       folded: plain.length === 0 ? '/' : plain.toLowerCase(),
       trailingSlash,
+      emptySegments: false,
       wellFormed: true,
     };
   }
@@ -52,6 +55,27 @@ export function parseRequestPath(rawPath: string): RequestPath {
     segments,
     folded: folded === '' ? '/' : folded,
     trailingSlash,
+    emptySegments: rawPath.includes('//'),
     wellFormed,
   };
+}
+
+/**
+ * The path folded as `folded` is, but with its empty segments kept: for the few matches that must
+ * be exact (the shared-file catalog, as the original compares it: docs/static-files.md).
+ */
+export function foldExactly(rawPath: string): string {
+  return rawPath
+    .split('/')
+    .map((segment) => {
+      let decoded = segment;
+      try {
+        if (segment.includes('%')) decoded = decodeURIComponent(segment);
+      } catch {
+        // Malformed: the edge has answered 400 already.
+      }
+      const lower = decoded.toLowerCase();
+      return lower.includes('/') ? lower.replaceAll('/', '%2f') : lower;
+    })
+    .join('/');
 }

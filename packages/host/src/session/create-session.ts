@@ -12,13 +12,6 @@ import {
   parseSqlServerConnectionString,
 } from './connection-string.js';
 import { describeError, type SharedSessionStore } from './store-base.js';
-import {
-  SqlSessionStore,
-  mySqlKnexConnection,
-  postgreSqlKnexConnection,
-  sqlServerKnexConnection,
-} from './sql-store.js';
-import { RedisSessionStore } from './redis-store.js';
 
 export interface SessionState {
   /** The one session middleware: both Express applications and WebSocket upgrades run it. */
@@ -53,7 +46,7 @@ export async function createSessionState(
     store = memory;
     close = async () => memory.stopInterval();
   } else {
-    const sharedStore = createSharedStore(state, idleMs, settingsFile, logger);
+    const sharedStore = await createSharedStore(state, idleMs, settingsFile, logger);
     try {
       await sharedStore.waitUntilReady(state.StoreStartupWaitSeconds * 1000);
     } catch (err) {
@@ -89,12 +82,17 @@ export async function createSessionState(
   return { middleware, store, shared, close };
 }
 
-function createSharedStore(
+/**
+ * The store's code (knex and a database driver, or the Redis client) is loaded only when the
+ * settings name that store: a host on the Memory store, and every `ack` command that serves no
+ * sessions, start without it (docs/sessions.md "Libraries, and why").
+ */
+async function createSharedStore(
   state: SessionStateSettings,
   idleMs: number,
   settingsFile: string,
   logger: Logger,
-): SharedSessionStore {
+): Promise<SharedSessionStore> {
   const key = (name: string) => `AppSettings:SessionState:${name}`;
   const timeoutMs = state.StoreTimeoutSeconds * 1000;
   const need = (name: keyof SessionStateSettings & string) => {
@@ -107,6 +105,7 @@ function createSharedStore(
   try {
     switch (state.CacheType) {
       case 'MySql': {
+        const { SqlSessionStore, mySqlKnexConnection } = await import('./sql-store.js');
         const c = parseMySqlConnectionString(need('MySqlConnectionString'), key('MySqlConnectionString'));
         noteUnused(logger, key('MySqlConnectionString'), c.unused);
         return new SqlSessionStore(
@@ -123,6 +122,7 @@ function createSharedStore(
         );
       }
       case 'PostgreSql': {
+        const { SqlSessionStore, postgreSqlKnexConnection } = await import('./sql-store.js');
         const c = parsePostgreSqlConnectionString(
           need('PostgreSqlConnectionString'),
           key('PostgreSqlConnectionString'),
@@ -140,6 +140,7 @@ function createSharedStore(
         );
       }
       case 'SqlServer': {
+        const { SqlSessionStore, sqlServerKnexConnection } = await import('./sql-store.js');
         const c = parseSqlServerConnectionString(need('SqlServerConnectionString'), key('SqlServerConnectionString'));
         noteUnused(logger, key('SqlServerConnectionString'), c.unused);
         return new SqlSessionStore(
@@ -156,6 +157,7 @@ function createSharedStore(
         );
       }
       case 'Redis': {
+        const { RedisSessionStore } = await import('./redis-store.js');
         const c = parseRedisConnectionString(need('RedisConnectionString'), key('RedisConnectionString'));
         return new RedisSessionStore(c, state.RedisKeyPrefix, idleMs, logger, timeoutMs);
       }

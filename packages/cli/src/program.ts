@@ -11,6 +11,7 @@ import { DEV_CERT_JSON_BASE, registerDevCert } from './commands/dev-cert.js';
 import { registerReload } from './commands/serve-workers.js';
 import { EXIT } from './exit-codes.js';
 import { printJsonFailure } from './commands/remote/options.js';
+import { endQuietlyOnClosedOutput } from './commands/closed-output.js';
 
 export { EXIT };
 
@@ -56,6 +57,7 @@ function jsonBase(argv: string[]): Record<string, unknown> {
 }
 
 export async function runCli(argv: string[]): Promise<void> {
+  endQuietlyOnClosedOutput();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -326,6 +326,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
           }
           onRequest(req, res, http2Phases);
         },
+        clientError: edge.clientError,
       },
       logger,
       createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger),

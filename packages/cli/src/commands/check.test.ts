@@ -92,4 +92,42 @@ describe('ack check', () => {
       'no module will load: every request would be answered 404',
     ]);
   });
+
+  it('refuses the session store names ack serve refuses, with the same words, and passes a name serve takes', async () => {
+    const settings = (table: string) => ({
+      AppSettings: {
+        LoadModules: [],
+        SessionState: {
+          CacheType: 'MySql',
+          // Nothing listens there: start-up stops after a second for the database, not for the settings.
+          MySqlConnectionString: 'Server=127.0.0.1;Port=1;Uid=ack;Pwd=never-shown-31;',
+          StoreStartupWaitSeconds: 1,
+          MySqlTableName: table,
+        },
+      },
+      Serilog: { WriteTo: [] },
+    });
+    const serve = (appDir: string) =>
+      runAck(['serve', '--app-dir', appDir, '--port', '0', '--host', '127.0.0.1'], { timeoutMs: 30_000 });
+    const named = /AppSettings:SessionState:MySqlTableName/;
+    for (const table of ['   ', 'Session.Data']) {
+      const h = hosts.home(settings(table));
+      const check = await runAck(['check', '--app-dir', h.appDir]);
+      expect(check.code, table).toBe(2);
+      const refusal = /^error: (.*AppSettings:SessionState:MySqlTableName.*)$/m.exec(check.stderr)?.[1];
+      expect(refusal, check.stderr).toBeDefined();
+      const started = await serve(h.appDir);
+      expect(started.code, table).toBe(2);
+      expect(started.stderr).toContain(refusal);
+      expect(check.stderr + started.stderr).not.toContain('never-shown-31');
+    }
+    const h = hosts.home(settings('SessionData'));
+    const check = await runAck(['check', '--app-dir', h.appDir]);
+    expect(check.code).toBe(0);
+    expect(check.stderr).toBe('');
+    const started = await serve(h.appDir);
+    expect(started.code).toBe(1);
+    expect(started.stderr).toMatch(/session store MySql at 127\.0\.0\.1:1 is not reachable after 1 s/);
+    expect(started.stderr).not.toMatch(named);
+  });
 });

@@ -75,6 +75,31 @@ async function waitForOutput(served: ServingAck, pattern: RegExp, timeout = 60_0
   return match!;
 }
 
+/** Resolves as soon as the output matches: on the output event itself, not at a polling interval. */
+function outputEvent(served: ServingAck, pattern: RegExp): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!pattern.test(served.output())) return;
+      served.child.stdout!.off('data', check);
+      served.child.stderr!.off('data', check);
+      resolve();
+    };
+    served.child.stdout!.on('data', check);
+    served.child.stderr!.on('data', check);
+    check();
+  });
+}
+
+/** The worker processes of a primary, read from the process table (Linux). */
+function workersOf(primary: number): Set<number> {
+  const children = new Set<number>();
+  for (const task of fs.readdirSync(`/proc/${primary}/task`)) {
+    const text = fs.readFileSync(`/proc/${primary}/task/${task}/children`, 'utf8').trim();
+    for (const pid of text.split(/\s+/)) if (pid !== '') children.add(Number(pid));
+  }
+  return children;
+}
+
 // Each test starts worker processes (the built binary) and waits up to 60 s for them: on a busy
 // 2-core machine that alone can pass vitest's default 30 s.
 describe('ack serve --workers', { timeout: 120_000 }, () => {
@@ -123,6 +148,37 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     const replaced = await waitForOutput(served, new RegExp(`worker (\\d+) replaces ${pids[0]}`));
     expect(Number(replaced[1])).not.toBe(pids[0]);
     expect(result.ok).toBeGreaterThan(3_000);
+    const after = await runLoad(`${served.url}/hello.txt`, 200, 8);
+    expect(after.failed).toBe(0);
+  });
+
+  it('keeps exactly --workers N when a worker is killed during a rolling restart', async () => {
+    const h = home();
+    const served = await serveWorkers(h);
+    const primary = served.child.pid!;
+    const pids = [...served.output().matchAll(/primary \d+: worker (\d+) listening/g)].map((m) => Number(m[1]));
+    expect(workersOf(primary)).toEqual(new Set(pids));
+    const before = served.output().length;
+    // The first worker is the first the restart replaces: it dies while its successor starts.
+    const restarting = outputEvent(served, /rolling restart \(SIGHUP\)/);
+    process.kill(primary, 'SIGHUP');
+    await restarting;
+    process.kill(pids[0]!, 'SIGKILL');
+    await vi.waitFor(
+      () => {
+        expect(served.output().slice(before)).toMatch(/rolling restart done/);
+        expect(served.output().slice(before)).toMatch(new RegExp(`worker ${pids[0]} died`));
+        expect(workersOf(primary).size).toBe(2);
+        for (const pid of pids) expect(workersOf(primary).has(pid)).toBe(false);
+      },
+      { timeout: 60_000, interval: 100 },
+    );
+    // Settled: a replacement still due would start within its back-off (250 ms at first) and show.
+    const until = Date.now() + 3_000;
+    while (Date.now() < until) {
+      expect(workersOf(primary).size).toBe(2);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const after = await runLoad(`${served.url}/hello.txt`, 200, 8);
     expect(after.failed).toBe(0);
   });
@@ -367,6 +423,14 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
       expect(run.stdout + run.stderr).not.toContain('never-shown-77');
     }
     expect(fs.existsSync(path.join(h.home, '.ack', 'ack.pid'))).toBe(false);
+  });
+
+  it('ack reload over a home whose settings do not read exits 2 (bad input), naming the setting', async () => {
+    const h = home({ ServerPort: 'eighty' });
+    const run = await runAck(['reload', '--app-dir', h.appDir]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^ack: .*appsettings\.json:\d+:\d+: AppSettings:ServerPort: expected an integer/m);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
   });
 
   it('ack reload without a running primary says so', async () => {

@@ -81,7 +81,17 @@ export function registerReload(program: Command): void {
     .description('restart the workers of a running `ack serve --workers N`, one at a time (no request fails)')
     .option('--app-dir <dir>', 'folder holding appsettings.json; default: the current folder')
     .action((opts: { appDir?: string }) => {
-      const pidFile = pidFileOf(path.resolve(opts.appDir ?? process.cwd()));
+      let pidFile: string;
+      try {
+        // The settings the new workers would start with: a file that does not read is bad input
+        // (exit 2), and the running workers are left alone rather than replaced by ones that fail.
+        pidFile = pidFileOf(path.resolve(opts.appDir ?? process.cwd()));
+      } catch (err) {
+        if (!(err instanceof SettingsError)) throw err;
+        for (const line of err.message.split('\n')) process.stderr.write(`ack: ${line}\n`);
+        process.stderr.write('ack: nothing sent; the workers keep serving\n');
+        process.exit(EXIT.usage);
+      }
       let pid: number;
       try {
         pid = Number(fs.readFileSync(pidFile, 'utf8').trim());

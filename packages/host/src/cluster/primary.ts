@@ -31,8 +31,24 @@ export const READY_MESSAGE = 'ack:ready';
 
 const MAX_BACKOFF_MS = 10_000;
 
+/**
+ * One of the N places a worker serves in. The primary keeps every slot filled by exactly one
+ * serving worker: a rolling restart swaps the worker of each slot, a dead worker's slot is refilled,
+ * and whichever of the two fills a slot first is the only one that does (docs/scale-out.md).
+ */
+interface Slot {
+  /** The worker serving in this slot; undefined while it is dead and not yet replaced. */
+  current?: Worker;
+  /** A worker starting for this slot (a restart's successor or a dead one's replacement). */
+  starting?: Promise<Worker>;
+  /** A replacement due after the back-off. */
+  refill?: NodeJS.Timeout;
+}
+
 export class Primary {
+  /** Every live worker: the serving ones, those starting and those retiring. */
   private readonly workers = new Set<Worker>();
+  private readonly slots: Slot[];
   private readonly retiring = new Set<Worker>();
   /** Workers that have listened: an exit before it is the fork's failure, handled by its caller. */
   private readonly listened = new WeakSet<Worker>();
@@ -48,19 +64,20 @@ export class Primary {
 
   constructor(private readonly options: PrimaryOptions) {
     this.done = new Promise((resolve) => (this.finish = resolve));
+    this.slots = Array.from({ length: options.workers }, () => ({}));
   }
 
   async start(): Promise<void> {
     fs.mkdirSync(path.dirname(this.options.pidFile), { recursive: true });
     fs.writeFileSync(this.options.pidFile, `${process.pid}\n`);
     this.options.log(`primary ${process.pid}: starting ${this.options.workers} workers`);
-    await Promise.all(Array.from({ length: this.options.workers }, () => this.fork()));
+    await Promise.all(this.slots.map((slot) => this.startIn(slot)));
     this.everListened = true;
   }
 
-  /** Counts of the workers serving now (for tests and the log). */
+  /** The workers serving now (for tests and the log). */
   get workerPids(): number[] {
-    return [...this.workers].filter((w) => !this.retiring.has(w)).map((w) => w.process.pid!);
+    return this.slots.flatMap((slot) => (slot.current ? [slot.current.process.pid!] : []));
   }
 
   /** Rolling restart. A reload asked for while one runs runs once more after it. */
@@ -74,18 +91,26 @@ export class Primary {
       do {
         this.reloadAgain = false;
         this.options.log(`primary ${process.pid}: rolling restart (${reason})`);
-        for (const old of [...this.workers]) {
+        for (const slot of this.slots) {
           if (this.stopping) return;
-          if (!this.workers.has(old) || this.retiring.has(old)) continue;
+          // A replacement starting now may have read the settings before this restart: let it
+          // finish, then swap it too.
+          await slot.starting?.catch(() => undefined);
+          // An empty slot is refilled after its back-off, by a worker that reads the settings then.
+          const old = slot.current;
+          if (!old || this.stopping) continue;
           try {
-            await this.fork();
+            await this.startIn(slot);
           } catch (err) {
             this.options.log(
               `primary ${process.pid}: rolling restart stopped, the old workers keep serving: ${(err as Error).message}`,
             );
+            // The old worker may have died meanwhile, its refill skipped for this start.
+            if (!slot.current) this.refill(slot, old.process.pid!);
             return;
           }
-          await this.retire(old);
+          // The old worker may have died while its successor started: the successor took its place.
+          if (this.workers.has(old)) await this.retire(old);
         }
         this.options.log(`primary ${process.pid}: rolling restart done; workers ${this.workerPids.join(', ')}`);
       } while (this.reloadAgain && !this.stopping);
@@ -97,6 +122,7 @@ export class Primary {
   async stop(signal: string): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    for (const slot of this.slots) clearTimeout(slot.refill);
     this.options.log(`primary ${process.pid}: ${signal}: stopping the workers`);
     await Promise.all([...this.workers].map((w) => this.retire(w)));
     this.removePidFile();
@@ -109,6 +135,23 @@ export class Primary {
     } catch {
       // Already gone.
     }
+  }
+
+  /** Starts a worker for a slot; once it listens it serves there (the caller retires the one it replaces). */
+  private startIn(slot: Slot): Promise<Worker> {
+    const starting = this.fork().then(
+      (worker) => {
+        if (slot.starting === starting) slot.starting = undefined;
+        slot.current = worker;
+        return worker;
+      },
+      (err: unknown) => {
+        if (slot.starting === starting) slot.starting = undefined;
+        throw err;
+      },
+    );
+    slot.starting = starting;
+    return starting;
   }
 
   /** Forks one worker; resolves once all its listeners are open, rejects if it exits first. */
@@ -151,23 +194,31 @@ export class Primary {
     }
     if (!this.listened.has(worker)) return;
     this.options.log(`primary ${process.pid}: worker ${worker.process.pid} died (${signal ?? `code ${code}`})`);
-    this.replace(worker.process.pid!);
+    const slot = this.slots.find((s) => s.current === worker);
+    if (!slot) return;
+    slot.current = undefined;
+    this.refill(slot, worker.process.pid!);
   }
 
-  /** Starts a worker in place of a dead one, after a back-off that grows while they keep dying. */
-  private replace(deadPid: number): void {
+  /**
+   * Starts a worker in a slot left empty, after a back-off that grows while workers keep dying;
+   * not when a restart's successor fills it first.
+   */
+  private refill(slot: Slot, deadPid: number): void {
+    if (slot.refill || this.stopping) return;
     const now = Date.now();
     this.crashes = now - this.lastCrashAt > 30_000 ? 0 : this.crashes + 1;
     this.lastCrashAt = now;
     const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.crashes);
     this.options.log(`primary ${process.pid}: starting a worker in place of ${deadPid} in ${delay} ms`);
-    setTimeout(() => {
-      if (this.stopping) return;
-      this.fork().then(
+    slot.refill = setTimeout(() => {
+      slot.refill = undefined;
+      if (this.stopping || slot.current || slot.starting) return;
+      this.startIn(slot).then(
         (w) => this.options.log(`primary ${process.pid}: worker ${w.process.pid} replaces ${deadPid}`),
         (err: unknown) => {
           this.options.log(`primary ${process.pid}: ${(err as Error).message}`);
-          this.replace(deadPid);
+          this.refill(slot, deadPid);
         },
       );
     }, delay);

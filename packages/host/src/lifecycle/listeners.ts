@@ -4,11 +4,13 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type tls from 'node:tls';
+import type { Duplex } from 'node:stream';
 import type { HostSettings } from '../settings/schema.js';
 import { SettingsError } from '../settings/load.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
 import type { Upgrades } from '../websocket/index.js';
+import { AckIncomingMessage } from '../websocket/upgrade-offer.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { AckHttp2Response, HTTP2_SERVER_CLASSES, MAX_HEADER_BYTES } from '../pipeline/http2-adapter.js';
 import { planDevCertEndpoint, planKestrelEndpoints, type EndpointPlan, type Protocols } from './endpoints.js';
@@ -20,6 +22,8 @@ import type { ConnectionGuard } from './connection-guard.js';
 export interface RequestHandlers {
   http1(req: http.IncomingMessage, res: http.ServerResponse): void;
   http2(req: http2.Http2ServerRequest, res: AckHttp2Response): void;
+  /** A request Node's HTTP/1.1 parser refused (`clientError`); unset leaves Node's own answer. */
+  clientError?(err: Error, socket: Duplex): void;
 }
 
 export interface ListenOptions {
@@ -79,7 +83,11 @@ export class Listeners {
     private readonly upgrades?: Pick<Upgrades, 'attachUpgrades'>,
   ) {
     const limits = settings.Kestrel.Limits;
-    this.handlers = { http1: guard.http1(handlers.http1), http2: guard.http2(handlers.http2) };
+    this.handlers = {
+      http1: guard.http1(handlers.http1),
+      http2: guard.http2(handlers.http2),
+      clientError: handlers.clientError,
+    };
     const headersTimeout = parseTimeSpanMs(limits.RequestHeadersTimeout);
     this.http1Options = {
       keepAliveTimeout: parseTimeSpanMs(limits.KeepAliveTimeout),
@@ -91,10 +99,13 @@ export class Listeners {
       maxHeaderSize: MAX_HEADER_BYTES,
       // Holds the edge's headers until the head is written (docs/pipeline.md "Response heads").
       ServerResponse: AckServerResponse,
+      // Only a WebSocket offer is an upgrade; `Upgrade: h2c` is served as HTTP/1.1 (docs/websocket.md).
+      IncomingMessage: AckIncomingMessage,
     };
     this.handshakeTimeout = headersTimeout;
     this.server = this.limit(http.createServer(this.http1Options, this.handlers.http1), 'http1');
     this.upgrades?.attachUpgrades(this.server);
+    this.attachClientErrors(this.server);
     // Endpoint settings are checked at start-up, before anything listens.
     planKestrelEndpoints(settings);
   }
@@ -157,7 +168,10 @@ export class Listeners {
   private async open(plan: EndpointPlan, certificate: LoadedCertificate | undefined): Promise<string> {
     const opened = this.createServer(plan, certificate);
     // WebSocket upgrades arrive over HTTP/1.1 on every endpoint that speaks it (docs/websocket.md).
-    if (plan.protocols !== 'Http2') this.upgrades?.attachUpgrades(opened.server);
+    if (plan.protocols !== 'Http2') {
+      this.upgrades?.attachUpgrades(opened.server);
+      this.attachClientErrors(opened.server);
+    }
     const url = await listenOn(opened.server, plan.port, plan.host, plan.scheme);
     this.opened.push(opened);
     const { renew } = opened;
@@ -240,6 +254,10 @@ export class Listeners {
       drain: () => tracker.drain(),
       renew: secure && ((next) => secure.setSecureContext(next)),
     };
+  }
+
+  private attachClientErrors(server: NetServer): void {
+    if (this.handlers.clientError) server.on('clientError', this.handlers.clientError);
   }
 
   private limit<S extends NetServer>(server: S, refusal: 'http1' | 'close'): S {

@@ -9,6 +9,7 @@ import {
   type OwesEdgeHeaders,
 } from '../http/response-head/response.js';
 import type { EdgeHeaders } from '../http/response-head/prepared-head.js';
+import { AckIncomingMessage } from '../websocket/upgrade-offer.js';
 
 /**
  * HTTP/2 requests in the host's one pipeline (docs/protocols.md). Node's compatibility objects
@@ -101,8 +102,15 @@ function isHeaderList(headers: OutgoingHttpHeaders | readonly string[]): headers
   return Array.isArray(headers);
 }
 
-/** Server options that make Node build HTTP/2 responses as `AckHttp2Response`. */
-export const HTTP2_SERVER_CLASSES = { Http2ServerResponse: AckHttp2Response, Http1ServerResponse: AckServerResponse };
+/**
+ * Server options that make Node build HTTP/2 responses as `AckHttp2Response`, and HTTP/1.1 requests
+ * on the same port as on the host's HTTP/1.1 servers (an upgrade offer other than WebSocket ignored).
+ */
+export const HTTP2_SERVER_CLASSES = {
+  Http2ServerResponse: AckHttp2Response,
+  Http1ServerResponse: AckServerResponse,
+  Http1IncomingMessage: AckIncomingMessage,
+};
 
 /**
  * Prepares an HTTP/2 request and response for the pipeline: Express's prototypes (from `app`,

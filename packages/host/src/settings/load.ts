@@ -6,6 +6,7 @@ import { applyEnvOverrides } from './env-overrides.js';
 import { canonicalize, describeExpected, schemaAt } from './schema-walk.js';
 import { isSecretKey, redactSecretsInText } from './redact.js';
 import { describeUnknownKeys, findUnknownKeys } from './unknown-keys.js';
+import { sessionStoreProblems } from './session-store.js';
 
 /** A settings file that cannot be used. Start-up stops with this message and exit code 2. */
 export class SettingsError extends Error {
@@ -63,6 +64,17 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
       const where = variable ? '' : (json.locate(issue.path) ?? json.locate(issue.path.slice(0, -1)));
       lines.push(
         `${file}${where ? `:${where}` : ''}: ${key}: ${explain(issue)}${variable ? ` (from environment variable ${variable})` : ''}`,
+      );
+    }
+  }
+  if (parsed.success) {
+    // What start-up needs of a shared session store, checked here so that every reader agrees.
+    for (const problem of sessionStoreProblems(parsed.data.AppSettings.SessionState)) {
+      const at = ['AppSettings', 'SessionState', problem.key];
+      const variable = sourceVariable(overrides.sources, at);
+      const where = variable ? '' : json.locate(at);
+      lines.push(
+        `${file}${where ? `:${where}` : ''}: ${problem.message}${variable ? ` (from environment variable ${variable})` : ''}`,
       );
     }
   }

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AckModuleFactory } from '../modules/contract.js';
 import { moduleFiles, testAppSettings, useTestHosts } from '../test-support/index.js';
-import { makeTestCertificate } from '../test-support/protocols.js';
+import { curlClient, https1Client, makeTestCertificate } from '../test-support/protocols.js';
+import { rawConnection } from '../test-support/raw-socket.js';
 
 const hosts = useTestHosts();
 
@@ -21,6 +22,12 @@ const echoModule: AckModuleFactory = (ctx) => {
   router.post('/sign-out', async (req, res) => {
     await ctx.host.signIn.clear(req, res);
     res.json({ ok: true });
+  });
+  router.get('/hello', (_req, res) => res.type('text/plain').send('hello'));
+  router.post('/echo', async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += String(chunk);
+    res.type('text/plain').send(`got ${body}`);
   });
   router.get('/count', (req, res) => {
     const session = req.session;
@@ -243,5 +250,57 @@ describe('WebSocket upgrades', () => {
     const codes = Promise.all([closed(a.socket), closed(b.socket)]);
     await close();
     expect(await codes).toEqual([1001, 1001]);
+  });
+});
+
+describe('an upgrade offer other than WebSocket (curl --http2: Upgrade: h2c)', () => {
+  // What curl --http2 sends over cleartext: the HTTP/1.1 request, offering to switch to h2c.
+  const H2C_OFFER =
+    'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n';
+
+  it('is answered as the HTTP/1.1 request it also is, on a connection that stays usable', async () => {
+    const { url } = await startEcho();
+    const raw = await rawConnection(url);
+    raw.write(`GET /echo/api/hello HTTP/1.1\r\nHost: 127.0.0.1\r\n${H2C_OFFER}\r\n`);
+    const first = await raw.until(/\r\n\r\nhello/);
+    expect(first).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(first).not.toMatch(/^HTTP\/1\.1 101/m);
+    // A body sent with the offer reaches the route, and the connection takes the next request.
+    raw.write(
+      `POST /echo/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\n${H2C_OFFER}Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nabcde`,
+    );
+    const second = await raw.until(/got abcde/);
+    expect(second.slice(first.length)).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*got abcde$/);
+    raw.destroy();
+  });
+
+  it('reaches a route through curl --http2, which then goes on over HTTP/1.1, and over HTTP/1.1 on the HTTPS port', async () => {
+    const { url, host } = await startEcho(
+      { ServerDevCertFilePath: 'ws.crt', ServerDevCertKeyFilePath: 'ws.key' },
+      {},
+      true,
+    );
+    const answer = await curlClient(url)({ path: '/echo/api/hello' });
+    expect(answer).toMatchObject({ version: '1.1', status: 200, text: 'hello' });
+    const overTls = await https1Client(host.tlsUrl)({
+      path: '/echo/api/hello',
+      headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAAQAoAAAAAIAAAAA' },
+    });
+    expect(overTls).toMatchObject({ version: '1.1', status: 200, text: 'hello' });
+  });
+
+  it('leaves a real WebSocket upgrade working, and Upgrade: websocket to a path no module offers refused', async () => {
+    const { url, ws } = await startEcho();
+    const { socket, greeting } = await connect(ws);
+    expect(greeting.user).toBeNull();
+    socket.close();
+    const raw = await rawConnection(url);
+    raw.write(
+      'GET /echo/api/hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+        'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    );
+    const refused = await raw.until(/websocket\.not_found/);
+    expect(refused).toMatch(/^HTTP\/1\.1 404 /);
+    expect(await raw.closedWithin(5_000)).toBe(true);
   });
 });

@@ -36,13 +36,21 @@ export function countBodyBytes(res: ServerResponse): () => number {
         : 0;
   const write = res.write;
   const end = res.end;
+  // HTTP/2's `end(chunk)` writes the chunk through `this.write` (HTTP/1.1's does not): a chunk
+  // counted by `end` is not counted again on its way through `write`.
+  let ending = false;
   res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-    bytes += size(chunk, rest[0]);
+    if (!ending) bytes += size(chunk, rest[0]);
     return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
   } as ServerResponse['write'];
   res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
     if (typeof chunk !== 'function') bytes += size(chunk, rest[0]);
-    return (end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    ending = true;
+    try {
+      return (end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    } finally {
+      ending = false;
+    }
   } as ServerResponse['end'];
   return () => bytes;
 }
@@ -53,4 +61,27 @@ export function accessLine(req: AckRequest, res: ServerResponse, bodyBytes: numb
   const user = (req as { ackUser?: { UserID?: unknown } }).ackUser?.UserID;
   const who = typeof user === 'string' && user !== '' ? user.replace(/\s/g, '_') : '-';
   return `${req.ack.clientIp || '-'} - ${who} [${combinedDate(now)}] "${req.method} ${req.ack.rawPath} HTTP/${req.httpVersion}" ${res.statusCode} ${bytes} ${quoted(req.headers.referer)} ${quoted(req.headers['user-agent'])} ${ms.toFixed(1)} ms [${req.ack.id}]`;
+}
+
+/** A request line as a refused request's packet may start with; anything else is logged as `-`. */
+// Visible ASCII only, so the line needs no escaping; the target stops at its query string.
+const REQUEST_LINE = /^([A-Z][A-Z0-9_-]{0,31}) ([!->@-~]{1,2048})(?:\?[!-~]*)? (HTTP\/\d(?:\.\d)?)\r?$/;
+
+/**
+ * The access line of a request Node's HTTP/1.1 parser refused before the host saw it (a malformed
+ * request line, a bad header, headers over the limit; docs/logging.md): the status Node's answer
+ * carries, the request line when the refused bytes start with a readable one (without its query
+ * string), and `-` for what was never read (user, referrer, user agent, duration).
+ */
+export function refusedAccessLine(
+  clientIp: string,
+  packet: Buffer | undefined,
+  status: number,
+  id: string,
+  now: Date = new Date(),
+): string {
+  const first = packet?.subarray(0, 2200).toString('latin1').split('\n', 1)[0] ?? '';
+  const m = REQUEST_LINE.exec(first);
+  const request = m ? `${m[1]} ${m[2]} ${m[3]}` : '-';
+  return `${clientIp || '-'} - - [${combinedDate(now)}] ${quoted(request)} ${status} - "-" "-" - ms [${id}]`;
 }

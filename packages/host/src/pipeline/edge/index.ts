@@ -1,5 +1,7 @@
 import fs from 'node:fs';
-import type { ServerResponse } from 'node:http';
+import http, { type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { AckRequest, RawHandler } from '../../modules/contract.js';
 import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
@@ -9,7 +11,7 @@ import { oweEdgeHeaders } from '../../http/response-head/response.js';
 import { createForwardedPolicy, normalizeIp, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
 import { computeSecurityHeaders } from './security-headers.js';
-import { accessLine, countBodyBytes } from './access-log.js';
+import { accessLine, countBodyBytes, refusedAccessLine } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
 import { createHostFilter } from './host-filter.js';
 import { parseRequestPath } from './request-path.js';
@@ -32,10 +34,34 @@ export interface Edge {
    * Run by the edge handlers; WebSocket upgrades, which skip them, run it themselves.
    */
   refuseHost(req: AckRequest): Problem | undefined;
+  /**
+   * For a server's `clientError`: a request Node's HTTP/1.1 parser refused (or whose head timed
+   * out) gets the answer Node gives it and an access line; undefined when access lines are off,
+   * leaving Node's own handling.
+   */
+  clientError: ((err: ClientError, socket: Duplex) => void) | undefined;
+}
+
+/** What Node's HTTP/1.1 server passes to `clientError`. */
+export type ClientError = Error & { code?: string; rawPacket?: Buffer };
+
+/** The status of Node's own answer to each refusal (node:http's `socketOnError`). */
+function refusalStatus(code: string | undefined): number {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return 431;
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return 413;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 408;
+    default:
+      return 400;
+  }
 }
 
 let sequence = 0;
 const bootId = Date.now().toString(36);
+const nextRequestId = () => `${bootId}-${(++sequence).toString(36)}`;
 
 /** An absolute-form request target (RFC 9112 3.2.2): scheme, authority, then the path and query. */
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)([^#]*)/i;
@@ -114,6 +140,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     next();
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));
+  let clientError: Edge['clientError'];
   if (app.UseHttpLogging) {
     const access = logger.child('http');
     handlers.push((req, res, next) => {
@@ -123,11 +150,22 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
       });
       next();
     });
+    clientError = (err, duplex) => {
+      // As Node answers when nothing listens (docs/logging.md): only when the connection can still
+      // take an answer, and not in the middle of a response already going out.
+      const socket = duplex as Socket & { _httpMessage?: { _headerSent?: boolean } };
+      if (!socket.writable || socket._httpMessage?._headerSent) return void socket.destroy();
+      const status = refusalStatus(err.code);
+      socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+      socket.destroySoon();
+      access.info(refusedAccessLine(normalizeIp(socket.remoteAddress), err.rawPacket, status, nextRequestId()));
+    };
   }
 
   return {
     handlers,
     refuseHost,
+    clientError,
     trustsProxy: (address) => forwarded.enabled && forwarded.trusted.has(normalizeIp(address)),
     begin(req, _res) {
       let url = req.url ?? '/';
@@ -149,7 +187,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
         req.headers['x-forwarded-for'],
         req.headers['x-forwarded-proto'],
       );
-      const id = `${bootId}-${(++sequence).toString(36)}`;
+      const id = nextRequestId();
       const rawPath = q === -1 ? url : url.slice(0, q);
       req.ack = {
         id,

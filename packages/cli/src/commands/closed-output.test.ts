@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { testAppSettings, useTestHosts } from '@ack/host/test-support';
+import { wwwrootModule } from '@ack/wwwroot';
+import { ACK_BIN } from '../test-support/spawn-ack.js';
+import { workDir } from '../test-support/work.js';
+
+// `ack ... | head`: the reader leaves before `ack` is done writing (the BUILT binary, as a user runs it).
+const TOKEN = 'closed-output-token';
+const hosts = useTestHosts();
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function uploadTarget(): Promise<{ url: string; dir: string }> {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+  });
+  const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
+  const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`HDS/page-${i}.html`, `<p>${i}</p>`]));
+  return { url, dir: workDir(cleanups, files) };
+}
+
+/** Runs `ack sync upload` with stdout a pipe; `closeAfterFirstLine` closes its reading end once a line came. */
+function upload(url: string, dir: string, closeAfterFirstLine: boolean) {
+  const child = spawn(process.execPath, [ACK_BIN, 'sync', 'upload', dir, '--module', 'wwwroot', '--url', url], {
+    env: { ...process.env, ACK_SYNC_TOKEN: TOKEN, ACK_URL: '', ACK_HOST_ACCESS_ID: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (closeAfterFirstLine && stdout.includes('\n')) child.stdout.destroy();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) =>
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, stdout, stderr });
+      }),
+  );
+}
+
+describe('a closed stdout', { timeout: 90_000 }, () => {
+  it('ends ack sync upload quietly, by SIGPIPE as any program in a pipeline, without a stack trace', async () => {
+    const { url, dir } = await uploadTarget();
+    const run = await upload(url, dir, true);
+    expect(run.stderr).toBe('');
+    expect({ code: run.code, signal: run.signal }).toEqual({ code: null, signal: 'SIGPIPE' });
+    expect(run.stdout).toMatch(/^Changed HDS\/page-\d+\.html \(\d+ bytes\)\n/);
+  });
+
+  it('leaves a run whose reader stays to the end as it was: every line, exit 0', async () => {
+    const { url, dir } = await uploadTarget();
+    const run = await upload(url, dir, false);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.match(/^Changed HDS\/page-\d+\.html/gm)).toHaveLength(300);
+    expect(run.stdout).toMatch(/300 files uploaded to /);
+  });
+});

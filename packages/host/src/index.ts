@@ -74,7 +74,7 @@ export type { BodyReaders, ReadBodyOptions } from './http/read-body.js';
 export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } from './contract-sync/targets.js';
 export type { ChangeType, ContractType } from './contract-sync/targets.js';
 export { createDevCertificate, devCertificateFiles, hasDevCertificate } from './lifecycle/dev-cert.js';
-export { ensureDevCertificate, planEndpoints } from './lifecycle/listeners.js';
+export { bindAddress, ensureDevCertificate, planEndpoints } from './lifecycle/listeners.js';
 export type { ListeningEndpoint } from './lifecycle/listeners.js';
 export {
   createInvalidationBus,

@@ -1,7 +1,15 @@
 import cluster from 'node:cluster';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHost, HOST_VERSION, READY_MESSAGE, SettingsError, STOP_MESSAGE, type AckHost } from '@ack/host';
+import {
+  bindAddress,
+  createHost,
+  HOST_VERSION,
+  READY_MESSAGE,
+  SettingsError,
+  STOP_MESSAGE,
+  type AckHost,
+} from '@ack/host';
 import { builtInModules } from '../registry.js';
 import { parsePort, parseWorkers } from '../options.js';
 import { servePrimary } from './serve-workers.js';
@@ -61,8 +69,7 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   if (staticHome) process.once('exit', () => staticHome.remove());
   const port = options.port ?? host.settings.AppSettings.ServerPort;
   // Loopback unless told otherwise (docs/configuration.md, ServerListenAddress): `*` or `0.0.0.0` opens every interface.
-  const configured = (options.host ?? host.settings.AppSettings.ServerListenAddress).trim();
-  const bindHost = configured === '' || configured === '*' ? undefined : configured;
+  const bindHost = bindAddress(host.settings, options.host);
   try {
     await host.listen({ port, host: bindHost, tlsPort: options.httpsPort });
   } catch (err) {

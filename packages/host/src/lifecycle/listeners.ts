@@ -29,7 +29,10 @@ export interface RequestHandlers {
 export interface ListenOptions {
   /** Default: `AppSettings:ServerPort` (8421). 0 picks a free port. */
   port?: number;
-  /** Default: all interfaces. */
+  /**
+   * Address to bind. Default: `AppSettings:ServerListenAddress` (127.0.0.1, this machine only);
+   * `*`, `0.0.0.0` or `::` for every interface (docs/configuration.md).
+   */
   host?: string;
   /**
    * Port of the `ServerDevCert*` HTTPS listener (default `ServerDevCertSslPort`, 8443). That listener
@@ -110,8 +113,9 @@ export class Listeners {
     planKestrelEndpoints(settings);
   }
 
-  async listen(options: ListenOptions = {}): Promise<string> {
+  async listen(asked: ListenOptions = {}): Promise<string> {
     const app = this.settings.AppSettings;
+    const options = { ...asked, host: bindAddress(this.settings, asked.host) };
     const { plans, withHttps } = planEndpoints(this.settings, options);
     const certificates = plans.map((plan) => {
       if (!plan.certificate) return undefined;
@@ -269,6 +273,16 @@ export class Listeners {
 }
 
 /** The listeners `Listeners.listen` opens beside the plain one: the `ServerDevCert*` HTTPS listener first when asked for, then `Kestrel:Endpoints`. */
+/**
+ * The address the plain and `ServerDevCert*` listeners bind: the one asked for, else
+ * `AppSettings:ServerListenAddress` (loopback by default, for `ack serve` and `createHost` alike);
+ * undefined (every interface) for `*` or an empty value.
+ */
+export function bindAddress(settings: HostSettings, asked?: string): string | undefined {
+  const configured = (asked ?? settings.AppSettings.ServerListenAddress).trim();
+  return configured === '' || configured === '*' ? undefined : configured;
+}
+
 export function planEndpoints(
   settings: HostSettings,
   options: ListenOptions,

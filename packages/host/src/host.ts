@@ -8,11 +8,12 @@ import type {
   ContractSyncEvent,
   HostServices,
   HostSessions,
+  ModuleJson,
   ModuleRegistry,
   ModuleRoutes,
   RawHandler,
 } from './modules/contract.js';
-import { loadHostSettings } from './settings/load.js';
+import { loadHostSettings, SettingsError } from './settings/load.js';
 import { redactSettings } from './settings/redact.js';
 import type { HostSettings } from './settings/schema.js';
 import { createHostPaths, type HostPaths } from './paths/host-paths.js';
@@ -46,8 +47,19 @@ export const HOST_VERSION = '0.1.0';
 export interface CreateHostOptions {
   /** Folder holding appsettings.json: the entry base path. */
   appDir: string;
-  /** Built-in module implementations by module id. */
-  modules: ModuleRegistry;
+  /**
+   * Modules given in code, by module id. Each must be loaded: named in `AppSettings:LoadModules`,
+   * with a `module.json` in its folder or in `moduleSettings`; otherwise `createHost` fails and says
+   * why (docs/api.md).
+   */
+  modules?: ModuleRegistry;
+  /**
+   * Implementations to use when `AppSettings:LoadModules` names them, and to pass over otherwise
+   * (the `ack` command's built-in modules).
+   */
+  builtInModules?: ModuleRegistry;
+  /** The `module.json` of a module given in code, for when its folder has none. */
+  moduleSettings?: Readonly<Record<string, ModuleJson>>;
   env?: NodeJS.ProcessEnv;
   logging?: LoggingOptions;
 }
@@ -212,7 +224,12 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   };
   let result: Awaited<ReturnType<typeof loadModules>>;
   try {
-    result = await loadModules(settings, paths, options.modules, logger, services, logging.addLabelFile);
+    const registry = { ...options.builtInModules, ...options.modules };
+    result = await loadModules(settings, paths, registry, logger, services, {
+      addModuleLogFile: logging.addLabelFile,
+      inline: options.moduleSettings ?? {},
+    });
+    requireGivenModules(Object.keys(options.modules ?? {}), result, settings.AppSettings.LoadModules, paths);
   } catch (err) {
     return abandon(err);
   }
@@ -396,4 +413,25 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     );
   }
   return host;
+}
+
+/**
+ * A module handed to `createHost` in code that did not load is a mistake, not a choice: the host
+ * would otherwise start without it and answer 404 for its routes (docs/api.md).
+ */
+function requireGivenModules(
+  given: readonly string[],
+  result: { loaded: readonly LoadedModule[]; skipped: readonly SkippedModule[] },
+  loadModules: readonly string[],
+  paths: HostPaths,
+): void {
+  for (const id of given) {
+    if (result.loaded.some((m) => m.id === id)) continue;
+    const skipped = result.skipped.find((m) => m.id === id);
+    throw new SettingsError(
+      skipped
+        ? `module ${id} was given to createHost but could not be loaded: ${skipped.reason} (put a module.json there, or pass its settings in moduleSettings)`
+        : `module ${id} was given to createHost but AppSettings:LoadModules in ${path.join(paths.entryBasePath, 'appsettings.json')} does not name it (it names ${loadModules.length === 0 ? 'none' : loadModules.join(', ')})`,
+    );
+  }
 }

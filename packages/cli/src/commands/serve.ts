@@ -60,7 +60,7 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   }
   let host: AckHost;
   try {
-    host = await createHost({ appDir, modules: builtInModules, ...(staticHome ? { env: staticHome.env } : {}) });
+    host = await createHost({ appDir, builtInModules, ...(staticHome ? { env: staticHome.env } : {}) });
   } catch (err) {
     staticHome?.remove();
     process.stderr.write(`ack: ${(err as Error).message}\n`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHost } from '../host.js';
+import type { AckModuleFactory } from './contract.js';
 import { SettingsError } from '../settings/load.js';
 import { moduleFiles, probeModule, testAppSettings, useTestHosts } from '../test-support/index.js';
 
@@ -66,5 +67,59 @@ describe('module loading', () => {
     const running = await hosts.start(home, {});
     const res = await fetch(`${running.url}/ext/api`);
     expect(await res.json()).toEqual({ word: 'hi' });
+  });
+
+  describe('modules given in code', () => {
+    const quiet = { quiet: true };
+    const greeter =
+      (seen: unknown[]): AckModuleFactory =>
+      (ctx) => {
+        seen.push(ctx.moduleJson.ModuleConfig);
+        return {};
+      };
+
+    it('load with their module.json given inline, with no folder on disk', async () => {
+      const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['greeter'] } }));
+      const seen: unknown[] = [];
+      const host = await createHost({
+        appDir: home.appDir,
+        modules: { greeter: greeter(seen) },
+        moduleSettings: { greeter: { ModuleConfig: { Greeting: 'hello' } } },
+        env: {},
+        logging: quiet,
+      });
+      expect(host.modules.map((m) => m.id)).toEqual(['greeter']);
+      expect(seen).toEqual([{ Greeting: 'hello' }]);
+      await host.close({ graceMs: 0 });
+    });
+
+    it('stop start-up, saying why, when LoadModules does not name them', async () => {
+      const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['other'] } }));
+      const attempt = createHost({ appDir: home.appDir, modules: { greeter: greeter([]) }, env: {}, logging: quiet });
+      await expect(attempt).rejects.toBeInstanceOf(SettingsError);
+      await expect(attempt).rejects.toThrow(
+        /module greeter was given to createHost but AppSettings:LoadModules .* does not name it \(it names other\)/,
+      );
+    });
+
+    it('stop start-up, saying why, when named but without a module.json anywhere', async () => {
+      const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['greeter'] } }));
+      const attempt = createHost({ appDir: home.appDir, modules: { greeter: greeter([]) }, env: {}, logging: quiet });
+      await expect(attempt).rejects.toThrow(
+        /module greeter was given to createHost but could not be loaded: no folder .*moduleSettings/,
+      );
+    });
+
+    it('built-in modules (the neighbour) that LoadModules does not name are passed over, as before', async () => {
+      const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: [] } }));
+      const host = await createHost({
+        appDir: home.appDir,
+        builtInModules: { greeter: greeter([]) },
+        env: {},
+        logging: quiet,
+      });
+      expect(host.modules).toEqual([]);
+      await host.close({ graceMs: 0 });
+    });
   });
 });

@@ -21,7 +21,8 @@ export interface SkippedModule {
 
 /**
  * Loads the modules named in `LoadModules`, in that order (not directory order). A name with no
- * folder, no `module.json` or no implementation is skipped with a reason; a `module.json` that is
+ * folder, no `module.json` (on disk, or given in code for a module given in code) or no
+ * implementation is skipped with a reason; a `module.json` that is
  * not valid JSON stops start-up naming the file. The implementation comes from the registry the
  * caller hands in (built-in modules) or from the module's `EntryPoint` file.
  */
@@ -31,9 +32,14 @@ export async function loadModules(
   registry: ModuleRegistry,
   logger: Logger,
   host: HostServices,
-  /** Gives a module's lines a file of their own (`ModuleConfig:ModuleLogFilePath`). */
-  addModuleLogFile?: (id: string, file: string) => void,
+  options: {
+    /** Gives a module's lines a file of their own (`ModuleConfig:ModuleLogFilePath`). */
+    addModuleLogFile?: (id: string, file: string) => void;
+    /** `module.json` contents of modules given in code, used when their folder has none. */
+    inline?: Readonly<Record<string, ModuleJson>>;
+  } = {},
 ): Promise<{ loaded: LoadedModule[]; skipped: SkippedModule[] }> {
+  const { addModuleLogFile, inline = {} } = options;
   const loaded: LoadedModule[] = [];
   const skipped: SkippedModule[] = [];
   const seen = new Set<string>();
@@ -46,16 +52,24 @@ export async function loadModules(
     }
     const directory = moduleDirectory(settings, paths, id);
     const settingsFile = moduleJsonPath(settings, paths, id);
-    if (!isDirectory(directory)) {
-      skipped.push({ id, reason: `no folder ${directory}` });
-      continue;
+    const given = registry[id] && Object.hasOwn(inline, id) ? inline[id] : undefined;
+    let moduleJson: ModuleJson;
+    if (given && !fs.existsSync(settingsFile)) {
+      // A module given in code with its settings: no folder or file needed (docs/api.md).
+      moduleJson = { ModuleID: id, ...given };
+    } else {
+      if (!isDirectory(directory)) {
+        skipped.push({ id, reason: `no folder ${directory}` });
+        continue;
+      }
+      if (!fs.existsSync(settingsFile)) {
+        skipped.push({ id, reason: `no module.json in ${directory}` });
+        continue;
+      }
+      const read = readModuleJsonFile(settingsFile);
+      for (const warning of read.warnings) logger.warn(warning);
+      moduleJson = read.moduleJson;
     }
-    if (!fs.existsSync(settingsFile)) {
-      skipped.push({ id, reason: `no module.json in ${directory}` });
-      continue;
-    }
-    const { moduleJson, warnings } = readModuleJsonFile(settingsFile);
-    for (const warning of warnings) logger.warn(warning);
     const factory = registry[id] ?? (await importEntryPoint(directory, settingsFile, moduleJson));
     if (!factory) {
       skipped.push({ id, reason: 'no implementation (not built in, and module.json has no EntryPoint)' });

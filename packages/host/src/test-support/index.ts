@@ -58,7 +58,13 @@ export async function startTestHost(
   env: NodeJS.ProcessEnv = {},
   listen: { tlsPort?: number } = {},
 ): Promise<TestHost> {
-  const host = await createHost({ appDir: home.appDir, modules, env: { ...env }, logging: { quiet: true } });
+  // Tests hand in the implementations a home may name, as `ack serve` does with its built-ins.
+  const host = await createHost({
+    appDir: home.appDir,
+    builtInModules: modules,
+    env: { ...env },
+    logging: { quiet: true },
+  });
   const url = await host.listen({ port: 0, host: '127.0.0.1', ...listen });
   return { host, url, home, close: () => host.close({ graceMs: 1000 }) };
 }

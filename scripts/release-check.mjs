@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // The release check (docs/releasing.md): packs @ack/host, @ack/wwwroot, @ack/loader and @ack/cli as
 // they would be published, checks what each tarball holds, installs them with npm into an empty
-// project outside this repository, compiles examples/embed there with a strict tsc, starts it and
-// asks it for a custom module's route, a static file, the loader, a WebSocket handshake and an
-// upload (so the runtime dependencies behind them, ws and busboy, are installed), and runs the
-// installed `ack` command: check, dev-cert --json and serve --https-port over HTTP/2.
+// project outside this repository, compiles examples/embed there with a strict tsc, compiles every
+// ```ts block of docs/api.md there under the same settings, starts the example and asks it for a
+// custom module's route, a static file, the loader, a WebSocket handshake and an upload (so the
+// runtime dependencies behind them, ws and multer, are installed), and runs the installed `ack`
+// command: check, dev-cert --json and serve --https-port over HTTP/2.
 // It expects built packages (`pnpm release:check` builds first). Exit code 0 when every check
 // passed, 1 otherwise; `--keep` leaves the temporary project for a look.
 import { execFileSync, spawn } from 'node:child_process';
@@ -91,6 +92,8 @@ try {
     fail(`tsc on the consumer failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
   }
 
+  compileDocBlocks(tsc, 'docs/api.md');
+
   const ack = path.join(project, 'node_modules', '.bin', 'ack');
   if (fs.existsSync(path.join(project, 'dist', 'main.js'))) await runConsumer(ack);
 
@@ -129,6 +132,39 @@ if (problems.length > 0) {
   process.exit(1);
 }
 step('all checks passed');
+
+/**
+ * Every ```ts block of a page of docs/, each written to a file of its own in the consumer project
+ * and compiled there with the consumer's strict settings: a reader can paste any of them into a
+ * project that installed the packages.
+ */
+function compileDocBlocks(tsc, page) {
+  const blocks = [...fs.readFileSync(path.join(repo, page), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(
+    (m) => m[1],
+  );
+  if (blocks.length === 0) return fail(`${page}: no TypeScript blocks found`);
+  const dir = path.join(project, 'doc-blocks');
+  fs.mkdirSync(dir);
+  const files = blocks.map((code, i) => {
+    const file = `block-${i + 1}.ts`;
+    // `export {}` keeps each block a module of its own, so names never clash between blocks.
+    fs.writeFileSync(path.join(dir, file), `${code}export {};\n`);
+    return file;
+  });
+  fs.writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({ extends: '../tsconfig.json', compilerOptions: { rootDir: '.', noEmit: true }, include: files }),
+  );
+  try {
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8' });
+    step(`${page}: ${blocks.length} TypeScript blocks compiled`);
+  } catch (err) {
+    // tsc names each error by its block file; the blocks are numbered in page order.
+    fail(
+      `${page}: a TypeScript block does not compile (blocks numbered in page order):\n${err.stdout ?? ''}${err.stderr ?? ''}`,
+    );
+  }
+}
 
 /** What a published tarball must and must not hold. */
 function checkTarball(name, file) {
@@ -307,7 +343,7 @@ async function runConsumer(ack) {
   if (upgraded !== 101) fail(`the live-reload WebSocket handshake answered ${upgraded}`);
   else step('a WebSocket handshake upgraded: GET /wwwroot/api/live-reload -> 101');
 
-  // An upload through the installed ack command: the host's upload flow reads it with busboy.
+  // An upload through the installed ack command: the host's upload flow reads it with multer.
   const screen = path.join(work, 'hello.html');
   fs.writeFileSync(screen, '<h1>pushed by the release check</h1>');
   try {
@@ -321,7 +357,7 @@ async function runConsumer(ack) {
     const text = await pushed.text();
     if (pushed.status !== 200 || !text.includes('pushed by the release check'))
       fail(`the uploaded screen answered ${pushed.status}`);
-    else step('ack sync upload pushed a screen (through busboy), served at /view/hello.html');
+    else step('ack sync upload pushed a screen (through multer), served at /view/hello.html');
   } catch (err) {
     fail(`ack sync upload failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
   }

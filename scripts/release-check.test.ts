@@ -8,7 +8,8 @@ const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'release-
 // The release check runs in every test run: the packed tarballs install with npm into an empty
 // project, a host built from code there answers a module route, a static file, a WebSocket
 // handshake and an upload, the installed `ack` makes a development certificate and serves HTTP/2
-// with it, and a strict TypeScript consumer compiles against the published types (docs/releasing.md).
+// with it, and a strict TypeScript consumer compiles against the packed types, as does every
+// TypeScript block of docs/api.md (docs/releasing.md).
 test('the packed packages install with npm and work outside this repository', async () => {
   const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
     execFile(process.execPath, [script], { timeout: 240_000, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => {
@@ -16,6 +17,7 @@ test('the packed packages install with npm and work outside this repository', as
     });
   });
   expect(run.out, run.out).toContain('strict tsc consumer compiled');
+  expect(run.out).toMatch(/docs\/api\.md: [1-9]\d* TypeScript blocks compiled/);
   expect(run.out).toContain('custom module route answered: GET /greeter/api/hello -> 200');
   expect(run.out).toContain('static file answered: GET /index.html -> 200');
   expect(run.out).toContain('a WebSocket handshake upgraded');

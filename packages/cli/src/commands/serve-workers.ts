@@ -37,10 +37,13 @@ export async function servePrimary(
 ): Promise<void> {
   const log = (line: string) => process.stderr.write(`ack: ${line}\n`);
   let watching: boolean;
+  let sessionsInMemory: boolean;
   let pidFile: string;
   try {
     const { settings, file } = loadHostSettings(appDir, process.env);
     watching = settings.AppSettings.IsConfigurationWatching;
+    const state = settings.AppSettings.SessionState;
+    sessionsInMemory = state.IsSession && state.SessionCookieName.trim() !== '' && state.CacheType === 'Memory';
     pidFile = pidFileOf(appDir);
     ensureDevCertificate(
       settings,
@@ -53,6 +56,10 @@ export async function servePrimary(
     process.exit(err instanceof SettingsError ? EXIT.usage : EXIT.failed);
   }
   const count = workers === 0 ? os.availableParallelism() : workers;
+  if (count > 1 && sessionsInMemory)
+    log(
+      `AppSettings:SessionState:CacheType is Memory: each of the ${count} workers keeps its own sessions, so a client whose next request reaches another worker starts a new one; a shared store (MySql, PostgreSql, SqlServer, Redis) keeps them across workers (docs/scale-out.md)`,
+    );
   const primary = new Primary({ workers: count, pidFile, graceMs: 10_000, log });
   process.on('SIGHUP', () => void primary.reload('SIGHUP'));
   process.on('SIGINT', () => void primary.stop('SIGINT'));

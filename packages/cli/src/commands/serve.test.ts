@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '@ack/host';
 import { WebSocket } from 'ws';
-import { useTestHosts, type TestHome } from '@ack/host/test-support';
+import { useTestHosts, waitFor, type TestHome } from '@ack/host/test-support';
 import { runAck, startAckServe } from '../test-support/spawn-ack.js';
 
 let home: TestHome | undefined;
@@ -21,7 +21,10 @@ function slowModuleHome(): TestHome {
       'modules/slow/module.json': { ModuleID: 'slow', EntryPoint: './index.mjs' },
       'modules/slow/index.mjs': `export default (ctx) => {
       const r = ctx.host.createRouter();
-      r.get('/', (req, res) => setTimeout(() => res.json({ done: true }), Number(req.query.ms ?? 800)));
+      r.get('/', (req, res) => {
+        ctx.logger.info('slow request started');
+        setTimeout(() => res.json({ done: true }), Number(req.query.ms ?? 800));
+      });
       return { routes: [{ mount: '/slow/api', handler: r }], close() { ctx.logger.info('slow module closed'); } };
     };`,
     },
@@ -33,7 +36,9 @@ describe('ack serve', () => {
     home = slowModuleHome();
     const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
     const inFlight = fetch(`${served.url}/slow/api?ms=800`);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => served.output().includes('slow request started'), {
+      message: () => `the request to reach the module; output so far:\n${served.output()}`,
+    });
     served.child.kill('SIGTERM');
     const res = await inFlight;
     expect(res.status).toBe(200);
@@ -84,8 +89,7 @@ describe('ack serve', () => {
         `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="old.json"\r\n\r\n`,
     );
     socket.write(Buffer.alloc(2_000_000, 0x7a));
-    const until = Date.now() + 10_000;
-    while (temps().length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => temps().length > 0, { message: 'the upload to be staged in a temporary file' });
     expect(temps()).toHaveLength(1);
     served.child.kill('SIGTERM');
     expect(await served.exited).toBe(0);
@@ -121,7 +125,10 @@ describe('ack serve', () => {
       },
     );
     const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1']);
-    await new Promise((r) => setTimeout(r, 100));
+    // The start-up lines may follow the one that names the URL.
+    await waitFor(() => /modules loaded/.test(served.output()), {
+      message: () => `the start-up lines; output so far:\n${served.output()}`,
+    });
     served.child.kill('SIGINT');
     expect(await served.exited).toBe(0);
     const out = served.output();
@@ -139,7 +146,7 @@ describe('ack serve', () => {
     try {
       const run = await runAck(['serve', '--app-dir', home.appDir, '--port', String(port), '--host', '127.0.0.1']);
       expect(run.code).toBe(1);
-      expect(run.stderr.trim().split('\n')).toEqual([`ack: port ${port} is already in use (127.0.0.1:${port})`]);
+      expect(run.stderr.trim().split('\n')).toEqual([`ack: port ${port} is already in use (127.0.0.1:${port}); choose another with --port`]);
     } finally {
       blocker.close();
     }

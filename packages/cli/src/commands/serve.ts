@@ -87,7 +87,7 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
     const where = `${address ?? bindHost ?? '*'}:${failedPort}`;
     const text =
       code === 'EADDRINUSE'
-        ? `port ${failedPort} is already in use (${where})`
+        ? `port ${failedPort} is already in use (${where}); choose another with --port`
         : code === 'EACCES'
           ? `no permission to listen on ${where}`
           : (err as Error).message;
@@ -98,6 +98,10 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   const log = host.logger;
   log.info(`ack ${HOST_VERSION} on Node ${process.version}`);
   log.info(`entry base path ${host.paths.entryBasePath}`);
+  if (!cluster.isWorker && host.settings.AppSettings.IsConfigurationWatching)
+    log.warn(
+      'AppSettings:IsConfigurationWatching is on, but a single ack serve reads its settings once: a change applies at the next start; ack serve --workers N applies it by a rolling restart (docs/scale-out.md)',
+    );
   log.info(
     `modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`,
   );

@@ -71,7 +71,12 @@ export class Primary {
     fs.mkdirSync(path.dirname(this.options.pidFile), { recursive: true });
     fs.writeFileSync(this.options.pidFile, `${process.pid}\n`);
     this.options.log(`primary ${process.pid}: starting ${this.options.workers} workers`);
-    await Promise.all(this.slots.map((slot) => this.startIn(slot)));
+    try {
+      await Promise.all(this.slots.map((slot) => this.startIn(slot)));
+    } catch (err) {
+      if (this.stopping) return; // stopped while starting: the workers still starting were ended on purpose
+      throw err;
+    }
     this.everListened = true;
   }
 
@@ -229,7 +234,9 @@ export class Primary {
     if (worker.isDead()) return Promise.resolve();
     this.retiring.add(worker);
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    if (worker.isConnected()) worker.send({ type: STOP_MESSAGE });
+    // A worker still starting has nothing in flight and may not listen for the message yet (it
+    // would then outstay the whole grace time): SIGTERM ends it at once.
+    if (worker.isConnected() && this.listened.has(worker)) worker.send({ type: STOP_MESSAGE });
     else worker.process.kill('SIGTERM');
     const timer = setTimeout(() => worker.process.kill('SIGKILL'), this.options.graceMs + 5_000);
     return exited.finally(() => clearTimeout(timer));

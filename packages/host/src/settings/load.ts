@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { HostSettingsSchema, type HostSettings } from './schema.js';
@@ -37,8 +38,14 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
   try {
     json = readJsonFile(file);
   } catch (err) {
-    if (err instanceof JsonFileError) throw new SettingsError(err.message);
-    throw err;
+    if (!(err instanceof JsonFileError)) throw err;
+    // The home itself given instead of its app/ folder: say where the settings are.
+    const inApp = path.join(path.resolve(appDir), 'app', 'appsettings.json');
+    const hint =
+      !fs.existsSync(file) && fs.existsSync(inApp)
+        ? `; ${path.resolve(appDir)} looks like an application home: its settings are in ${path.dirname(inApp)} (--app-dir ${path.dirname(inApp)})`
+        : '';
+    throw new SettingsError(err.message + hint);
   }
   if (json.value === null || typeof json.value !== 'object' || Array.isArray(json.value)) {
     throw new SettingsError(

@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHost, type AckHost } from '@ack/host';
 import { createTestHome, testAppSettings, type TestHome } from '@ack/host/test-support';
-import { wwwrootModule } from '@ack/wwwroot';
+import { wwwrootModule } from '../../wwwroot/src/index.js';
 import { bundle } from '../build.mjs';
 import { launchChromium } from './test-support/browser.js';
 

@@ -10,7 +10,9 @@ import {
   type TestHome,
   type TestHost,
 } from '@ack/host/test-support';
-import { wwwrootModule } from '@ack/wwwroot';
+// The wwwroot module through its sources, not as a package: @ack/wwwroot depends on @ack/loader (it
+// serves the built loader), and a dependency back, even for tests, would make the workspace cyclic.
+import { wwwrootModule } from '../../../wwwroot/src/index.js';
 import { bundle, build } from '../../build.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

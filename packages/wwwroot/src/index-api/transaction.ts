@@ -247,10 +247,16 @@ async function readCapped(res: Response): Promise<string> {
   if (!res.body) return '';
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of res.body) {
-    total += chunk.byteLength;
-    if (total > MAX_UPSTREAM_BYTES) throw new Error(`the answer is over ${MAX_UPSTREAM_BYTES} bytes`);
-    chunks.push(chunk);
+  const reader = res.body.getReader();
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      total += read.value.byteLength;
+      if (total > MAX_UPSTREAM_BYTES) throw new Error(`the answer is over ${MAX_UPSTREAM_BYTES} bytes`);
+      chunks.push(read.value);
+    }
+  } finally {
+    // Stops the upstream body on an answer over the limit (and is harmless once it has ended).
+    await reader.cancel().catch(() => undefined);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

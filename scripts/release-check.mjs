@@ -119,6 +119,7 @@ try {
     step('ack dev-cert --json made the development certificate');
     await runServeHttps(ack, fs.readFileSync(devCert.cert));
   }
+  hostAlone(tarballs.host);
 } catch (err) {
   fail(err instanceof Error ? err.message : String(err));
 } finally {
@@ -400,4 +401,59 @@ async function runServeHttps(ack, ca) {
   }
   const code = await stop(child);
   if (code !== 0) fail(`ack serve exited with ${code} on SIGTERM:\n${output()}`);
+}
+
+/**
+ * @ack/host installed alone, as a library user installs it: the database packages are optional
+ * peers, so they are not installed, and a store that needs one names the install line.
+ */
+function hostAlone(tarball) {
+  const dir = path.join(work, 'host-alone');
+  fs.mkdirSync(path.join(dir, 'home', 'app'), { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'host-alone', private: true, type: 'module' }),
+  );
+  execFileSync(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts', tarball],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  const modules = path.join(dir, 'node_modules');
+  let bytes = 0;
+  const walk = (d) => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) bytes += fs.statSync(full).size;
+    }
+  };
+  walk(modules);
+  const packages = fs
+    .readdirSync(modules)
+    .filter((n) => !n.startsWith('.'))
+    .flatMap((n) => (n.startsWith('@') ? fs.readdirSync(path.join(modules, n)) : [n])).length;
+  const drivers = ['knex', 'mysql2', 'pg', 'redis', 'tedious'].filter((n) => fs.existsSync(path.join(modules, n)));
+  if (drivers.length > 0) fail(`@ack/host alone installed ${drivers.join(', ')}: they should be optional peers`);
+  else step(`@ack/host alone: ${packages} packages, ${(bytes / 1e6).toFixed(1)} MB, no database package`);
+  fs.writeFileSync(
+    path.join(dir, 'home', 'app', 'appsettings.json'),
+    JSON.stringify({
+      AppSettings: { SessionState: { CacheType: 'Redis', RedisConnectionString: '127.0.0.1:1' } },
+      Serilog: { WriteTo: [] },
+    }),
+  );
+  const script = `import { createHost } from '@ack/host';
+try { await createHost({ appDir: 'home/app', logging: { quiet: true } }); console.log('started'); }
+catch (err) { console.log(err.message); }`;
+  const said = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: dir,
+    encoding: 'utf8',
+  }).trim();
+  if (!said.includes('needs redis, which is not installed: npm install redis'))
+    fail(`a Redis store on @ack/host alone said: ${said}`);
+  else step('a Redis session store on @ack/host alone names the install line (npm install redis)');
 }

@@ -25,6 +25,8 @@ test('the packed packages install with npm and work outside this repository', as
   expect(run.out).toContain('installed ack command runs');
   expect(run.out).toContain('ack dev-cert --json made the development certificate');
   expect(run.out).toContain('ack serve --https-port answered over HTTP/2');
+  expect(run.out).toMatch(/@ack\/host alone: \d+ packages, [\d.]+ MB, no database package/);
+  expect(run.out).toContain('a Redis session store on @ack/host alone names the install line (npm install redis)');
   expect(run.out).not.toContain('FAIL');
   expect(run.code, run.out).toBe(0);
 }, 300_000);

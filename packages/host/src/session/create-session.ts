@@ -105,6 +105,7 @@ async function createSharedStore(
   try {
     switch (state.CacheType) {
       case 'MySql': {
+        await needPackages('MySql', ['knex', 'mysql2']);
         const { SqlSessionStore, mySqlKnexConnection } = await import('./sql-store.js');
         const c = parseMySqlConnectionString(need('MySqlConnectionString'), key('MySqlConnectionString'));
         noteUnused(logger, key('MySqlConnectionString'), c.unused);
@@ -122,6 +123,7 @@ async function createSharedStore(
         );
       }
       case 'PostgreSql': {
+        await needPackages('PostgreSql', ['knex', 'pg']);
         const { SqlSessionStore, postgreSqlKnexConnection } = await import('./sql-store.js');
         const c = parsePostgreSqlConnectionString(
           need('PostgreSqlConnectionString'),
@@ -140,6 +142,7 @@ async function createSharedStore(
         );
       }
       case 'SqlServer': {
+        await needPackages('SqlServer', ['knex', 'tedious']);
         const { SqlSessionStore, sqlServerKnexConnection } = await import('./sql-store.js');
         const c = parseSqlServerConnectionString(need('SqlServerConnectionString'), key('SqlServerConnectionString'));
         noteUnused(logger, key('SqlServerConnectionString'), c.unused);
@@ -157,6 +160,7 @@ async function createSharedStore(
         );
       }
       case 'Redis': {
+        await needPackages('Redis', ['redis']);
         const { RedisSessionStore } = await import('./redis-store.js');
         const c = parseRedisConnectionString(need('RedisConnectionString'), key('RedisConnectionString'));
         return new RedisSessionStore(c, state.RedisKeyPrefix, idleMs, logger, timeoutMs);
@@ -176,4 +180,27 @@ async function createSharedStore(
 function noteUnused(logger: Logger, setting: string, unused: readonly string[]): void {
   if (unused.length > 0)
     logger.info(`${setting}: ${unused.join(', ')} accepted and not used (no meaning for this host's session store)`);
+}
+
+/**
+ * The database packages are optional peer dependencies of `@ack/host` (the `ack` command brings
+ * them): a store whose packages are not installed stops start-up with the line that installs them
+ * (docs/sessions.md "Libraries, and why").
+ */
+async function needPackages(cacheType: string, names: readonly string[]): Promise<void> {
+  const missing: string[] = [];
+  for (const name of names) {
+    try {
+      await import(name);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if ((e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && e.message.includes(`'${name}'`))
+        missing.push(name);
+      else throw err;
+    }
+  }
+  if (missing.length > 0)
+    throw new Error(
+      `AppSettings:SessionState:CacheType "${cacheType}" needs ${missing.join(' and ')}, which ${missing.length === 1 ? 'is' : 'are'} not installed: npm install ${missing.join(' ')}`,
+    );
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testAppSettings, useTestHosts, type TestHost } from '@ack/host/test-support';
+import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
 import { closedPort, workDir } from '../test-support/work.js';
@@ -247,6 +247,8 @@ describe('upload progress', () => {
     expect(tty.out).toMatch(/6\/6 files {2}117\.2 KB of 117\.2 KB/);
     expect(tty.out).toContain('6 files uploaded to');
 
+    // New content for every file, so that the delta sends all six again (as changes).
+    for (const name of Object.keys(files)) fs.writeFileSync(path.join(dir, name), Buffer.alloc(20_000, 0x40));
     const piped = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url], { env });
     expect(piped.code).toBe(0);
     expect(piped.stdout + piped.stderr).not.toMatch(/\r|files {2}|\/s {2}|left/);
@@ -297,16 +299,14 @@ describe('ack sync watch', () => {
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const a = path.join(h.contracts, 'HDS', 'a.html');
     const b = path.join(h.contracts, 'HDS', 'sub', 'b.css');
-    const until = Date.now() + 20_000;
-    while (!(
-      fs.existsSync(a) &&
-      fs.existsSync(b) &&
-      out.includes('Changed HDS/sub/b.css') &&
-      out.includes('Changed HDS/a.html')
-    )) {
-      if (Date.now() > until) throw new Error(`not pushed in time:\n${out}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await waitFor(
+      () =>
+        fs.existsSync(a) &&
+        fs.existsSync(b) &&
+        out.includes('Created HDS/sub/b.css') &&
+        out.includes('Created HDS/a.html'),
+      { timeout: 20_000, message: () => `the initial push of both files; output so far:\n${out}` },
+    );
     expect(out).toMatch(/initial push: 2 files/);
     expect(fs.readFileSync(a, 'utf8')).toBe('first');
     child.kill('SIGINT');

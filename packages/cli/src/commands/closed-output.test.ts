@@ -51,7 +51,7 @@ describe('a closed stdout', { timeout: 90_000 }, () => {
     const run = await upload(url, dir, true);
     expect(run.stderr).toBe('');
     expect({ code: run.code, signal: run.signal }).toEqual({ code: null, signal: 'SIGPIPE' });
-    expect(run.stdout).toMatch(/^Changed HDS\/page-\d+\.html \(\d+ bytes\)\n/);
+    expect(run.stdout).toMatch(/^Created HDS\/page-\d+\.html \(\d+ bytes\)\n/);
   });
 
   it('leaves a run whose reader stays to the end as it was: every line, exit 0', async () => {
@@ -59,7 +59,7 @@ describe('a closed stdout', { timeout: 90_000 }, () => {
     const run = await upload(url, dir, false);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.stdout.match(/^Changed HDS\/page-\d+\.html/gm)).toHaveLength(300);
+    expect(run.stdout.match(/^Created HDS\/page-\d+\.html/gm)).toHaveLength(300);
     expect(run.stdout).toMatch(/300 files uploaded to /);
   });
 });

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testAppSettings, useTestHosts, type TestHost } from '@ack/host/test-support';
+import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
 import { closedPort, workDir } from '../test-support/work.js';
@@ -316,10 +316,10 @@ describe('ack sync watch', () => {
     child.stderr.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     cleanups.push(() => void child.kill('SIGKILL'));
-    await waitFor(
-      () => out.includes('watching '),
-      () => out,
-    );
+    await waitFor(() => out.includes('watching '), {
+      timeout: 15_000,
+      message: () => `the watcher to start; output so far:\n${out}`,
+    });
 
     const target = path.join(h.contracts, 'HDS', 'live', 'page.html');
     fs.writeFileSync(path.join(dir, 'page.html'), 'AAAA');
@@ -329,18 +329,18 @@ describe('ack sync watch', () => {
         fs.existsSync(target) &&
         fs.readFileSync(target, 'utf8') === 'AAAA' &&
         out.includes('Created HDS/live/page.html'),
-      () => out,
+      { timeout: 15_000, message: () => `the creation to be pushed; output so far:\n${out}` },
     );
     fs.writeFileSync(path.join(dir, 'page.html'), 'BBBB'); // same size, new content
-    await waitFor(
-      () => fs.readFileSync(target, 'utf8') === 'BBBB' && out.includes('Changed HDS/live/page.html'),
-      () => out,
-    );
+    await waitFor(() => fs.readFileSync(target, 'utf8') === 'BBBB' && out.includes('Changed HDS/live/page.html'), {
+      timeout: 15_000,
+      message: () => `the edit to be pushed; output so far:\n${out}`,
+    });
     fs.rmSync(path.join(dir, 'page.html'));
-    await waitFor(
-      () => !fs.existsSync(target) && out.includes('Deleted HDS/live/page.html'),
-      () => out,
-    );
+    await waitFor(() => !fs.existsSync(target) && out.includes('Deleted HDS/live/page.html'), {
+      timeout: 15_000,
+      message: () => `the deletion to be pushed; output so far:\n${out}`,
+    });
     expect(out).toMatch(
       /Created HDS\/live\/page\.html[\s\S]*Changed HDS\/live\/page\.html[\s\S]*Deleted HDS\/live\/page\.html/,
     );
@@ -350,11 +350,3 @@ describe('ack sync watch', () => {
     expect(await exited).toBe(0);
   });
 });
-
-async function waitFor(condition: () => boolean, context: () => string, limitMs = 15_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`condition not met in time; output so far:\n${context()}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

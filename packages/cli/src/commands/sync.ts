@@ -16,6 +16,7 @@ import { createProgress, formatBytes, runLimited } from './remote/progress.js';
 import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
 import { exitCodeFor, type Outcome } from './remote/outcome.js';
 import { watchFolder } from './remote/watch.js';
+import { deltaUpload } from './remote/delta-upload.js';
 
 export function parseChange(value: string): ChangeType {
   const v = value.trim().toLowerCase();
@@ -41,6 +42,7 @@ interface UploadOptions extends SyncOptions {
   change?: ChangeType;
   concurrency?: number;
   dryRun?: boolean;
+  delete?: boolean;
 }
 
 /** What to send for `ack sync upload <file|dir>`: one file, or every file of a folder under `--path`. */
@@ -71,6 +73,10 @@ interface UploadResult extends Outcome {
 async function uploadCommand(target: string, options: UploadOptions): Promise<number> {
   const urls = resolveUrls(options);
   const change = options.change ?? 'Changed';
+  const local = path.resolve(target);
+  const isFolder = (await fs.promises.stat(local).catch(() => undefined))?.isDirectory() === true;
+  if (isFolder && change !== 'Deleted') return deltaUpload(local, urls, options);
+  if (options.delete) throw new CliError('--delete needs a folder (and no --change Deleted)', EXIT_CODES.usage);
   const items = await uploadItems(target, options, change);
   const hint = applicationFolderHint(
     options.module,
@@ -269,7 +275,8 @@ export function registerSync(program: Command): void {
     .option('--path <target>', "path in the module's contract folder (a file: default its name; a folder: a prefix)")
     .option('--change <type>', 'Created, Changed (default) or Deleted', parseChange)
     .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
-    .option('--dry-run', 'list what would be sent, and send nothing')
+    .option('--dry-run', 'list what would be created, changed and deleted, and send nothing')
+    .option('--delete', 'a folder: also delete files the host has under --path and the folder has not')
     .action(
       action(uploadCommand, (o) => ({
         module: o.module,
@@ -292,7 +299,7 @@ export function registerSync(program: Command): void {
     .option('--path <prefix>', "folder in the module's contract folder to mirror into")
     .option('--debounce <ms>', 'quiet time before a changed file is sent (default 200)', positiveInt)
     .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
-    .option('--initial', 'push every file of the folder first, then watch')
+    .option('--initial', 'push what differs between the folder and each host first, then watch')
     .action(
       action(
         async (dir: string, options: WatchOptions) => {

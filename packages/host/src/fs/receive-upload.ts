@@ -25,6 +25,20 @@ import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from '
 /** Form fields by lower-cased name (form field names are case-insensitive, as in the original). */
 export type FormFields = ReadonlyMap<string, string>;
 
+/** Every value of each field so far, in the order sent, by lower-cased name (a batch repeats fields). */
+export type FormFieldValues = ReadonlyMap<string, readonly string[]>;
+
+/** Where one file of a batch goes: a folder to stage it in, or why this file alone is refused. */
+export type BatchFileTarget = { dir: string } | { refused: ProblemError };
+
+/** One file part of a batch, in the order sent. */
+export interface ReceivedBatchFile {
+  index: number;
+  /** The staged file; absent when this file was refused (`refused` says why). */
+  file?: StagedFile;
+  refused?: ProblemError;
+}
+
 export interface ReceiveUploadOptions {
   /** Most bytes accepted for the file; one more is 413 with nothing kept. */
   maxBytes: number;
@@ -43,6 +57,15 @@ export interface ReceiveUploadOptions {
   stageDir(fields: FormFields): Promise<string | undefined> | string | undefined;
   /** Aborting it refuses the upload with the reason (a `ProblemError`) and removes what was staged. */
   signal?: AbortSignal;
+  /**
+   * A batch (docs/sync.md "Batch upload"): up to `maxFiles` files, each placed by `stageFile` from
+   * the fields sent before it. A file `stageFile` refuses, or one over `maxBytes`, is drained and
+   * reported in `files` while the others go on; throwing refuses the whole form.
+   */
+  batch?: {
+    maxFiles: number;
+    stageFile(fields: FormFieldValues, index: number): Promise<BatchFileTarget>;
+  };
 }
 
 export interface ReceivedUpload {
@@ -51,6 +74,10 @@ export interface ReceivedUpload {
   file?: StagedFile;
   /** The file name the client gave. */
   fileName?: string;
+  /** A batch: every file part, in order (the caller commits or discards each staged one). */
+  files?: ReceivedBatchFile[];
+  /** A batch: every value of each field. */
+  values?: FormFieldValues;
 }
 
 /** Thrown when the client went away mid-body: there is nobody to answer. */
@@ -62,6 +89,12 @@ export class ClientGoneError extends Error {
 }
 
 const LIMITS = { files: 1, fields: 32, parts: 40, fieldSize: 64 * 1024, fieldNameSize: 200 };
+
+/** A batch carries a path field per file (and deletions): room for those beside the files. */
+function limitsFor(maxFiles: number | undefined): typeof LIMITS {
+  if (maxFiles === undefined) return LIMITS;
+  return { ...LIMITS, files: maxFiles, fields: 2 * maxFiles + 32, parts: 3 * maxFiles + 40 };
+}
 
 /** multer's options with the hook that feeds its parser (multer 2.5; not in its type definitions yet). */
 interface ParserOptions extends multer.Options {
@@ -95,6 +128,8 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     /** Every staging started, settled or not: what a failure must wait for and remove. */
     const staging = new Set<Promise<StagedFile>>();
     let received: { file: StagedFile; name: string } | undefined;
+    const batchFiles: ReceivedBatchFile[] = [];
+    const limits = limitsFor(options.batch?.maxFiles);
 
     const removeStaged = async () => {
       const results = await Promise.allSettled([...staging]);
@@ -119,6 +154,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
 
     const storage: multer.StorageEngine = {
       _handleFile(_req, file, cb) {
+        if (options.batch) return handleBatchFile(options.batch, file, cb);
         const fields = formFields(req.body);
         const stage = (async () => {
           const dir = (await options.stageDir(fields)) ?? options.stagingDir;
@@ -138,8 +174,47 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
         );
       },
       _removeFile(_req, file, cb) {
+        if (options.batch) return cb(null); // the staged files are in `batchFiles`, removed by `fail`
         void discardStaged((file as { staged?: StagedFile }).staged).then(() => cb(null));
       },
+    };
+
+    /** A batch file: staged where `stageFile` says, or drained and reported when refused or too big. */
+    const handleBatchFile = (
+      batch: NonNullable<ReceiveUploadOptions['batch']>,
+      file: Express.Multer.File,
+      cb: (error?: Error | null, info?: Partial<Express.Multer.File>) => void,
+    ) => {
+      const index = batchFiles.length;
+      const entry: ReceivedBatchFile = { index };
+      batchFiles.push(entry);
+      const refuse = (problem: ProblemError) => {
+        entry.refused = problem;
+        file.stream.resume();
+        return undefined;
+      };
+      const stage = (async () => {
+        const target = await batch.stageFile(formFieldValues(req.body), index);
+        if ('refused' in target) return refuse(target.refused);
+        try {
+          return await stageStream(target.dir, file.stream, {
+            maxBytes: options.maxBytes,
+            nameHint: file.originalname || 'upload',
+          });
+        } catch (err) {
+          if (err instanceof FileTooLargeError) return refuse(fileTooLarge(prefix, options.maxBytes));
+          throw err;
+        }
+      })();
+      const tracked = stage.then((staged) => (staged ? (entry.file = staged) : undefined));
+      staging.add(tracked as Promise<StagedFile>);
+      tracked.then(
+        () => cb(null, { size: entry.file?.bytes ?? 0 }),
+        (err: unknown) => {
+          file.stream.resume();
+          cb(err as Error);
+        },
+      );
     };
 
     const streamHandler = (request: Request, busboy: Writable) => {
@@ -164,7 +239,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
 
     const parserOptions: ParserOptions = {
       storage,
-      limits: LIMITS,
+      limits,
       fileFilter(_req, file, cb) {
         if (file.fieldname.toLowerCase() === fileField) return cb(null, true);
         cb(
@@ -184,9 +259,14 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       if (err === undefined) {
         settled = true;
         options.signal?.removeEventListener('abort', onAbort);
-        return resolve({ fields: formFields(req.body), file: received?.file, fileName: received?.name });
+        return resolve({
+          fields: formFields(req.body),
+          file: received?.file,
+          fileName: received?.name,
+          ...(options.batch ? { files: batchFiles, values: formFieldValues(req.body) } : {}),
+        });
       }
-      fail(problemOf(err, req, prefix));
+      fail(problemOf(err, req, prefix, limits));
     });
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -205,8 +285,20 @@ function formFields(body: unknown): Map<string, string> {
   return fields;
 }
 
+/** Every value of each text field, names lower-cased (spellings of one name are merged). */
+function formFieldValues(body: unknown): Map<string, string[]> {
+  const values = new Map<string, string[]>();
+  if (typeof body !== 'object' || body === null) return values;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    const list = (Array.isArray(value) ? (value as unknown[]) : [value]).filter((v) => typeof v === 'string');
+    const key = name.toLowerCase();
+    values.set(key, [...(values.get(key) ?? []), ...list]);
+  }
+  return values;
+}
+
 /** Maps what multer or the parser reports to the answer; a client that left has none. */
-function problemOf(err: unknown, req: Request, prefix: string): unknown {
+function problemOf(err: unknown, req: Request, prefix: string, limits = LIMITS): unknown {
   if (err instanceof ProblemError || err instanceof ClientGoneError) return err;
   // The staging write refuses the byte over the limit; multer may see that first on the file stream.
   if (err instanceof FileTooLargeError) return fileTooLarge(prefix, err.limit);
@@ -215,9 +307,10 @@ function problemOf(err: unknown, req: Request, prefix: string): unknown {
   const invalid = (detail: string) => new ProblemError({ status: 400, code: `${prefix}.invalid_form`, detail });
   if (e.name === 'MulterError') {
     const detail: Record<string, string> = {
-      LIMIT_FILE_COUNT: 'Only one file is accepted.',
-      LIMIT_PART_COUNT: `At most ${LIMITS.parts} parts are accepted.`,
-      LIMIT_FIELD_COUNT: `At most ${LIMITS.fields} fields are accepted.`,
+      LIMIT_FILE_COUNT:
+        limits.files === 1 ? 'Only one file is accepted.' : `At most ${limits.files} files are accepted.`,
+      LIMIT_PART_COUNT: `At most ${limits.parts} parts are accepted.`,
+      LIMIT_FIELD_COUNT: `At most ${limits.fields} fields are accepted.`,
       LIMIT_FIELD_KEY: 'A field name is too long.',
       LIMIT_FIELD_VALUE: `A field is over ${LIMITS.fieldSize} bytes.`,
     };

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { Request, Response } from 'express';
 import { ProblemError } from '../http/problem.js';
-import { ClientGoneError, receiveUpload, type FormFields } from './receive-upload.js';
+import { ClientGoneError, receiveUpload, type FormFieldValues, type FormFields } from './receive-upload.js';
 import {
   commitStaged,
   isTemporaryFileName,
@@ -52,6 +52,33 @@ export interface UploadHandling<R> {
   answer(outcome: UploadOutcome<R>): Promise<void> | void;
 }
 
+/** One entry of a batch as the caller resolved it: its target, or why it alone is refused. */
+export interface BatchEntryPlan<R> {
+  /** The caller's view of the entry (module, relative path, ...), handed back in its outcome. */
+  request: R;
+  /** Absolute path of the file written or deleted; absent when refused. */
+  target?: string;
+  refused?: ProblemError;
+}
+
+export type BatchEntryOutcome<R> =
+  | { request: R; change: UploadChange; ok: true; existed: boolean; bytes: number; sha256: string | null }
+  | { request: R; change: UploadChange; ok: false; problem: ProblemError };
+
+export interface BatchHandling<R> {
+  /** Most files in one request (the per-request file limit). */
+  maxFiles: number;
+  /** Resolves file `index` from the fields sent before it (throw a `ProblemError` to refuse the whole batch). */
+  resolveFile(fields: FormFieldValues, index: number): Promise<BatchEntryPlan<R>>;
+  /**
+   * Once the form is read and before anything is committed: checks the form as a whole (throw to
+   * refuse it all) and resolves the deletions it asks for.
+   */
+  resolveDeletes(fields: FormFieldValues, fileCount: number): Promise<Array<BatchEntryPlan<R>>>;
+  /** Answers with one outcome per entry: files in the order sent, then deletions. */
+  answer(outcomes: Array<BatchEntryOutcome<R>>): Promise<void> | void;
+}
+
 export interface UploadFlowOptions {
   /** Prefix of problem codes: `sync` gives `sync.missing_file`, `sync.file_too_large`, ... */
   codePrefix: string;
@@ -64,6 +91,9 @@ export interface UploadFlowOptions {
   /** Detail of the 400 `<prefix>.not_a_file` when a target is a folder. */
   notAFileDetail: string;
 }
+
+const missingFile = (codePrefix: string) =>
+  new ProblemError({ status: 400, code: `${codePrefix}.missing_file`, detail: 'The file part is missing.' });
 
 /** Answer to uploads in flight (and new ones) once the host is stopping. */
 const STOPPING = () =>
@@ -121,6 +151,27 @@ export class UploadFlow {
   }
 
   /**
+   * Runs a batch request (docs/sync.md "Batch upload"): several files in one form, each staged beside
+   * its own target and committed on its own (atomically, under its lock) once the whole form is
+   * read, then the deletions. A form that cannot be read commits nothing; a file refused alone
+   * (its path, its size) gets its own outcome and the others land.
+   */
+  handleBatch<R>(
+    req: Request,
+    res: Response,
+    next: (err?: unknown) => void,
+    handling: BatchHandling<R>,
+  ): Promise<void> {
+    const run = this.runBatch(req, res, handling).catch((err: unknown) => {
+      if (err instanceof ClientGoneError) return void res.destroy();
+      next(err);
+    });
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+    return run;
+  }
+
+  /**
    * At stop: refuses new uploads, aborts those in flight and waits until their staged files are
    * gone, at most `limitMs` (a stuck file system must not hold the stop for ever; the start-up
    * sweep removes what is left).
@@ -133,6 +184,106 @@ export class UploadFlow {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs).unref())),
     ]);
     clearTimeout(timer);
+  }
+
+  private async runBatch<R>(req: Request, res: Response, handling: BatchHandling<R>): Promise<void> {
+    const { codePrefix, notAFileDetail } = this.options;
+    if (this.stop.signal.aborted) throw this.stop.signal.reason;
+    const plans = new Map<number, Promise<BatchEntryPlan<R>>>();
+    const checked = async (plan: BatchEntryPlan<R>): Promise<BatchEntryPlan<R>> => {
+      if (plan.refused || !plan.target) return plan;
+      try {
+        refuseTemporaryNames({ change: 'Changed', targets: [plan.target], request: plan.request }, codePrefix);
+        return plan;
+      } catch (err) {
+        return { request: plan.request, refused: err as ProblemError };
+      }
+    };
+    const form = await receiveUpload(req, res, {
+      maxBytes: this.options.maxFileBytes,
+      maxBodyBytes: this.options.maxBodyBytes,
+      codePrefix,
+      stagingDir: this.options.stagingDir,
+      signal: this.stop.signal,
+      stageDir: () => undefined,
+      batch: {
+        maxFiles: handling.maxFiles,
+        async stageFile(fields, index) {
+          const plan = handling.resolveFile(fields, index).then(checked);
+          plans.set(index, plan);
+          const { target, refused } = await plan;
+          return refused || !target ? { refused: refused! } : { dir: path.dirname(target) };
+        },
+      },
+    });
+    const entries = form.files ?? [];
+    const pending = entries.map((e) => e.file);
+    const outcomes: Array<BatchEntryOutcome<R>> = [];
+    const perEntry = (err: unknown): ProblemError => {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR')
+        return new ProblemError({ status: 400, code: `${codePrefix}.not_a_file`, detail: notAFileDetail });
+      if (code === 'ENOSPC' || code === 'EDQUOT')
+        return new ProblemError({ status: 507, code: 'storage.full', detail: 'The disk or the quota is full.' });
+      throw err;
+    };
+    try {
+      const deletes = await Promise.all(
+        (await handling.resolveDeletes(form.values ?? new Map(), entries.length)).map(checked),
+      );
+      for (const entry of entries) {
+        const plan = await plans.get(entry.index)!;
+        const refused = plan.refused ?? entry.refused;
+        if (refused || !entry.file || !plan.target) {
+          await discardStaged(entry.file);
+          pending[entry.index] = undefined;
+          outcomes.push({
+            request: plan.request,
+            change: 'Changed',
+            ok: false,
+            problem: refused ?? missingFile(codePrefix),
+          });
+          continue;
+        }
+        pending[entry.index] = undefined; // consumed by the commit either way
+        try {
+          const [existed] = await commitStaged([{ staged: entry.file, target: plan.target }]);
+          outcomes.push({
+            request: plan.request,
+            change: existed ? 'Changed' : 'Created',
+            ok: true,
+            existed: existed!,
+            bytes: entry.file.bytes,
+            sha256: entry.file.sha256,
+          });
+        } catch (err) {
+          outcomes.push({ request: plan.request, change: 'Changed', ok: false, problem: perEntry(err) });
+        }
+      }
+      for (const plan of deletes) {
+        if (plan.refused || !plan.target) {
+          outcomes.push({ request: plan.request, change: 'Deleted', ok: false, problem: plan.refused! });
+          continue;
+        }
+        try {
+          const [existed] = await removeFilesTogether([plan.target]);
+          outcomes.push({
+            request: plan.request,
+            change: 'Deleted',
+            ok: true,
+            existed: existed!,
+            bytes: 0,
+            sha256: null,
+          });
+        } catch (err) {
+          outcomes.push({ request: plan.request, change: 'Deleted', ok: false, problem: perEntry(err) });
+        }
+      }
+    } catch (err) {
+      await discardStaged(...pending);
+      throw err;
+    }
+    await handling.answer(outcomes);
   }
 
   private async run<R>(req: Request, res: Response, handling: UploadHandling<R>): Promise<void> {

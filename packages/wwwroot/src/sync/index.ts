@@ -1,22 +1,13 @@
 import express, { type Router } from 'express';
-import {
-  ProblemError,
-  checkNoSymlinkEscape,
-  parseChangeType,
-  parseContractType,
-  resolveContainedPath,
-  sendProblem,
-  CONTRACT_TYPES,
-  type Logger,
-  type ChangeType,
-  type UploadFlow,
-} from '@ack/host';
+import { parseChangeType, sendProblem, CONTRACT_TYPES, type Logger, type ChangeType, type UploadFlow } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { verifySyncToken } from './basic-token.js';
 import { contractFolderOf } from './module-folders.js';
-import { refreshModule, type RefreshOutcome } from './refresh.js';
-
-const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `sync.${code}`, detail });
+import { publicOutcome, refreshModule } from './refresh.js';
+import { bad, parseModuleName, queryOf, resolveModulePath } from './targets.js';
+import { createBatchHandler } from './batch.js';
+import { createDigestCache } from './digest-cache.js';
+import { createListHandler } from './listing.js';
 
 const TOKEN_DETAIL: Record<string, string> = {
   missing_token: 'An Authorization: Basic header with a sync token is required.',
@@ -35,34 +26,15 @@ interface SyncTarget {
 
 /** Validates `moduleName`, `changeType` and `filePath` (form fields or query) into a target file. */
 async function resolveTarget(runtime: WwwrootRuntime, get: (name: string) => string | undefined): Promise<SyncTarget> {
-  const moduleText = get('modulename')?.trim();
-  if (!moduleText) throw bad('missing_field', 'The field moduleName is required.');
-  const module = parseContractType(moduleText);
-  if (!module)
-    throw bad(
-      'invalid_module',
-      'moduleName must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.',
-    );
+  const module = parseModuleName(get('modulename'));
   const changeText = get('changetype');
   if (!changeText?.trim()) throw bad('missing_field', 'The field changeType is required.');
   const change = parseChangeType(changeText);
   if (!change) throw bad('invalid_change_type', 'changeType must be Created, Changed or Deleted.');
   const filePath = get('filepath') ?? '';
   if (filePath.trim() === '') throw bad('missing_field', 'The field filePath is required.');
-  const folder = await contractFolderOf(runtime, module);
-  const resolved = resolveContainedPath(folder, filePath);
-  if (!resolved.ok)
-    throw bad(
-      'invalid_path',
-      `filePath is refused (${resolved.reason}): it must stay inside the module's contract folder.`,
-    );
-  if (!(await checkNoSymlinkEscape(folder, resolved.absolute))) {
-    throw bad(
-      'invalid_path',
-      "filePath is refused (symlink-escape): it must stay inside the module's contract folder.",
-    );
-  }
-  return { module, change, relative: resolved.relative, absolute: resolved.absolute };
+  const { relative, absolute } = await resolveModulePath(runtime, module, filePath);
+  return { module, change, relative, absolute };
 }
 
 const header = (req: express.Request, name: string) => {
@@ -107,6 +79,10 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
     }),
   );
 
+  // The listing and the batch (docs/sync.md "The delta"): what a client needs to send only what differs.
+  router.get('/list', createListHandler(runtime, createDigestCache(runtime)));
+  router.post('/batch', createBatchHandler(runtime, flow, logger));
+
   router.post('/upload', (req, res, next) => {
     void flow.handle(req, res, next, {
       targetFields: ['modulename', 'changetype', 'filepath'],
@@ -137,8 +113,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
 
   router.get('/refresh', async (req, res, next) => {
     try {
-      const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length));
-      const byName = new Map([...query].map(([k, v]) => [k.toLowerCase(), v] as const).reverse());
+      const byName = queryOf(req);
       const target = await resolveTarget(runtime, (n) => byName.get(n));
       const outcome = await refreshModule(
         runtime,
@@ -175,12 +150,6 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   });
 
   return router;
-}
-
-/** The refresh outcome as the upload answer shows it. */
-function publicOutcome(outcome: RefreshOutcome): Record<string, unknown> {
-  const { contentType: _contentType, ...rest } = outcome;
-  return rest;
 }
 
 /** At start: remove temporary files a write left when a previous run died mid-upload. */

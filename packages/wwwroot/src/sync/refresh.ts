@@ -138,3 +138,9 @@ function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
+
+/** The refresh outcome as the upload and batch answers show it (without the relayed content type). */
+export function publicOutcome(outcome: RefreshOutcome): Record<string, unknown> {
+  const { contentType: _contentType, ...rest } = outcome;
+  return rest;
+}

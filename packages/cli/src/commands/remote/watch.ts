@@ -9,6 +9,9 @@ import { checkSyncCredentials, syncUpload, type ChangeType } from './sync-client
 import { applicationFolderHint } from './path-mapping.js';
 import type { RequestSettings } from './http.js';
 import { CliError, EXIT_CODES } from './exit-codes.js';
+import { localFiles, planHosts } from './delta-plan.js';
+import { pushPlan } from './batch-push.js';
+import { createProgress } from './progress.js';
 
 export interface WatchSettings {
   root: string;
@@ -55,7 +58,6 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     [...known.keys()].map((rel) => joinRemote(w.prefix, rel)),
   );
   if (hint) say({ event: 'hint', hint }, hint, true);
-  const initial = new Set(w.initial ? known.keys() : []);
 
   let finish: (code: number) => void = () => undefined;
   const finished = new Promise<number>((resolve) => (finish = resolve));
@@ -78,11 +80,6 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     const stat = await fs.promises.stat(abs).catch(() => undefined);
     if (stat?.isFile()) {
       const sha = await sha256File(abs);
-      if (initial.delete(rel)) {
-        await push(rel, 'Changed', sha);
-        known.set(rel, sha);
-        return;
-      }
       if (known.get(rel) === sha) return; // touched, not changed
       await push(rel, known.has(rel) ? 'Changed' : 'Created', sha);
       known.set(rel, sha);
@@ -139,12 +136,13 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     ),
   );
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  if (initial.size > 0) {
-    say(
-      { event: 'initial', files: initial.size },
-      `initial push: ${initial.size} file${initial.size === 1 ? '' : 's'}`,
-    );
-    for (const rel of initial) queue.touch(rel);
+  if (w.initial) {
+    const code = await initialPush(w, say);
+    if (code !== EXIT_CODES.ok) {
+      await watcher.close();
+      queue.close();
+      return code;
+    }
   }
   say(
     { event: 'watching', root: w.root, module: w.module, hosts: w.urls },
@@ -161,5 +159,61 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
   queue.close();
   // Let uploads already under way end (bounded), so a file is not left half-announced.
   await Promise.race([queue.idle(), new Promise((r) => setTimeout(r, 5000).unref())]);
+  return code;
+}
+
+type Say = (event: Record<string, unknown>, text: string, error?: boolean) => void;
+
+/**
+ * `--initial`: the same delta as `ack sync upload <dir>` (docs/sync.md "The delta"), per host: only
+ * files that are new or differ are sent (in batches when the host offers them), nothing is deleted.
+ * One `initial` event per host gives the counts. A refused token ends the watch (exit 3).
+ */
+async function initialPush(w: WatchSettings, say: Say): Promise<number> {
+  const files = await localFiles(w.root, w.prefix);
+  const hosts = await planHosts(w.urls, w.token, w.module, w.prefix, files, w.settings, false, (text) =>
+    say({ event: 'hint', hint: text }, text, true),
+  );
+  const showProgress = !w.json && process.stdout.isTTY === true && process.stderr.isTTY === true;
+  const sends = hosts.flatMap((h) => (h.plan ? [...h.plan.created, ...h.plan.changed] : []));
+  const progress = createProgress(
+    sends.length,
+    sends.reduce((n, f) => n + f.size, 0),
+    showProgress && sends.length > 0,
+  );
+  let code: number = EXIT_CODES.ok;
+  await Promise.all(
+    hosts.map(async (h) => {
+      if (h.failure) {
+        say(
+          { event: 'failed', url: h.url, error: h.failure.error },
+          h.failure.error ?? `${h.url}: listing failed`,
+          true,
+        );
+        code = h.failure.exit === EXIT_CODES.refused ? EXIT_CODES.refused : code;
+        return;
+      }
+      const plan = h.plan!;
+      const results = await pushPlan(h.url, w.token, w.module, plan, h.offer, w.settings, w.concurrency, (r, bytes) => {
+        progress.tick(bytes);
+        if (r.ok && !showProgress) say({ event: r.change, path: r.path, hosts: [h.url] }, `${r.change} ${r.path}`);
+        if (!r.ok) say({ event: 'failed', url: h.url, path: r.path, error: r.error }, `${r.path}: ${r.error}`, true);
+      });
+      if (results.some((r) => r.exit === EXIT_CODES.refused)) code = EXIT_CODES.refused;
+      const counts = {
+        created: plan.created.length,
+        changed: plan.changed.length,
+        deleted: 0,
+        unchanged: plan.unchanged,
+        failed: results.filter((r) => !r.ok).length,
+      };
+      const toSend = counts.created + counts.changed;
+      say(
+        { event: 'initial', url: h.url, listed: h.listed, files: toSend, ...counts },
+        `initial push: ${toSend} file${toSend === 1 ? '' : 's'} (${counts.created} created, ${counts.changed} changed, ${counts.unchanged} unchanged${counts.failed ? `, ${counts.failed} failed` : ''}) to ${h.url}`,
+      );
+    }),
+  );
+  progress.done();
   return code;
 }

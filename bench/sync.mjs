@@ -1,0 +1,258 @@
+// `pnpm bench:sync`: `ack sync upload <dir>` side by side with rsync (docs/benchmarks.md "Sync").
+// A built host and an rsync daemon, both on 127.0.0.1, each writing into its own folder under
+// bench/.work-sync (the same disk). Cases: a no-op push of a 5,000-file tree already on both, the
+// same tree with 50 files changed and 10 deleted (--delete), the first push of the whole tree, and
+// one 200 MiB file beside `dd if=/dev/zero ... conv=fdatasync` on the same disk. Each figure is the
+// median of SYNC_ROUNDS rounds (default 3); a ratio is ack's time over the peer's. The whole run is
+// bounded by SYNC_TIMEOUT_S (default 1200): past it, every command is stopped and the run fails.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..');
+const work = path.join(here, '.work-sync');
+const home = path.join(work, 'home');
+const ROUNDS = Number(process.env.SYNC_ROUNDS ?? 3);
+const FILES = Number(process.env.SYNC_FILES ?? 5000);
+const BIG_MIB = Number(process.env.SYNC_BIG_MIB ?? 200);
+const DEADLINE = Date.now() + Number(process.env.SYNC_TIMEOUT_S ?? 1200) * 1000;
+const TOKEN = 'bench-sync-token';
+const ACK = path.join(repo, 'packages/cli/dist/bin.js');
+const contracts = path.join(home, 'contracts', 'wwwroot');
+const rsyncDest = path.join(work, 'rsync-dest');
+const src = path.join(work, 'src');
+
+const write = (p, data) => {
+  fs.mkdirSync(path.dirname(p), { recursive: true });
+  fs.writeFileSync(p, data);
+};
+const bytes = (n, seed) => Buffer.from(Array.from({ length: n }, (_, i) => 97 + ((i * 7 + seed * 13) % 26)));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const time = (fn) => {
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1e9;
+};
+/** Runs a command to its end, within what is left of the run's time. */
+const run = (cmd, args, env = {}) => {
+  const left = DEADLINE - Date.now();
+  if (left <= 0) throw new Error(`out of time (SYNC_TIMEOUT_S) before ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+    timeout: left,
+    killSignal: 'SIGKILL',
+  });
+  if (r.error?.code === 'ETIMEDOUT') throw new Error(`out of time (SYNC_TIMEOUT_S) in ${cmd} ${args.join(' ')}`);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+};
+
+function prepare() {
+  fs.rmSync(work, { recursive: true, force: true });
+  const settings = JSON.parse(fs.readFileSync(path.join(repo, 'examples/basic/app/appsettings.json'), 'utf8'));
+  settings.AppSettings.LoadModules = ['wwwroot'];
+  settings.AppSettings.Security = { ...settings.AppSettings.Security, MaxContractSyncFileBytes: (BIG_MIB + 10) << 20 };
+  settings.Kestrel = {
+    ...settings.Kestrel,
+    Limits: { ...settings.Kestrel?.Limits, MaxRequestBodySize: (BIG_MIB + 20) << 20 },
+  };
+  settings.Serilog.WriteTo = [];
+  write(path.join(home, 'app/appsettings.json'), JSON.stringify(settings, null, 2));
+  write(
+    path.join(home, 'modules/wwwroot/module.json'),
+    JSON.stringify({
+      ModuleID: 'wwwroot',
+      ModuleConfig: { ContractBasePath: '../contracts/wwwroot', WWWRootBasePath: '../www', FileSyncTokens: [TOKEN] },
+    }),
+  );
+  fs.mkdirSync(path.join(home, 'www'), { recursive: true });
+  fs.mkdirSync(contracts, { recursive: true });
+  fs.mkdirSync(rsyncDest, { recursive: true });
+  // 5,000 files of 1 to 20 KiB in 50 folders.
+  for (let i = 0; i < FILES; i++)
+    write(path.join(src, `d${i % 50}`, `f${i}.html`), bytes(1024 + ((i * 977) % (19 * 1024)), i));
+}
+
+function startHost() {
+  const layout = path.join(work, 'layout.json');
+  fs.writeFileSync(layout, JSON.stringify({ app: path.join(home, 'app') }));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(here, 'servers/ack.mjs'), layout], {
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    });
+    child.once('exit', (code) => reject(new Error(`host exited (${code})`)));
+    readline
+      .createInterface({ input: child.stdout })
+      .once('line', (line) => resolve({ child, url: JSON.parse(line).url }));
+  });
+}
+
+async function freePort() {
+  const s = net.createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const connects = (port) =>
+  new Promise((r) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      r(true);
+    });
+    socket.once('error', () => r(false));
+  });
+
+/** An rsync daemon on 127.0.0.1 as the current user, its config in a temporary folder. */
+async function startRsyncd() {
+  const port = await freePort();
+  const confDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-bench-rsyncd-'));
+  const conf = path.join(confDir, 'rsyncd.conf');
+  fs.writeFileSync(
+    conf,
+    [
+      'use chroot = no',
+      `uid = ${process.getuid()}`,
+      `gid = ${process.getgid()}`,
+      `pid file = ${path.join(confDir, 'rsyncd.pid')}`,
+      `log file = ${path.join(confDir, 'rsyncd.log')}`,
+      '[bench]',
+      `path = ${rsyncDest}`,
+      'read only = no',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(
+    'rsync',
+    ['--daemon', '--no-detach', `--config=${conf}`, `--port=${port}`, '--address=127.0.0.1'],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise((r) => child.once('exit', () => r(true)));
+  for (let i = 0; ; i++) {
+    if (await connects(port)) break;
+    if (i >= 100 || (await Promise.race([exited, new Promise((r) => setTimeout(() => r(false), 50))])))
+      throw new Error(`the rsync daemon did not start (see ${path.join(confDir, 'rsyncd.log')})`);
+  }
+  return { child, confDir, target: `rsync://127.0.0.1:${port}/bench/` };
+}
+
+const rows = [];
+/** Runs each case ROUNDS times (after `setup(case)`), keeping the median of each. */
+const measure = (label, setup, cases) => {
+  const t = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [k, fn] of Object.entries(cases)) {
+      setup(k);
+      t[k].push(time(fn));
+    }
+  const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)]));
+  rows.push({ label, ...m });
+  console.log(
+    label,
+    Object.entries(m)
+      .map(([k, v]) => `${k} ${v.toFixed(3)} s`)
+      .join(', '),
+  );
+};
+
+const rsyncVersion = run('rsync', ['--version']).split('\n')[0];
+prepare();
+const { child: host, url } = await startHost();
+const rsyncd = await startRsyncd();
+const ack = (...args) =>
+  run(process.execPath, [ACK, 'sync', 'upload', ...args, '--module', 'wwwroot', '--url', url], {
+    ACK_SYNC_TOKEN: TOKEN,
+  });
+const ackTree = (...extra) => ack(src, '--path', 'B', ...extra);
+const rsync = (...args) => run('rsync', [...args, `${src}/`, rsyncd.target]);
+const clear = () => {
+  fs.rmSync(path.join(contracts, 'B'), { recursive: true, force: true });
+  fs.rmSync(rsyncDest, { recursive: true, force: true });
+  fs.mkdirSync(rsyncDest);
+};
+
+let failed = false;
+try {
+  // Both destinations hold the tree (rsync with -t, so that its size-and-time check can match).
+  ackTree();
+  rsync('-rt');
+  measure('no-op push (5,000 files)', () => undefined, {
+    ack: () => ackTree(),
+    'rsync -r --checksum': () => rsync('-r', '--checksum'),
+    'rsync -rt': () => rsync('-rt'),
+  });
+
+  // File n lives in d(n % 50); 50 files change and 10 others go.
+  const fileOf = (n) => path.join(src, `d${n % 50}`, `f${n}.html`);
+  const changed = Array.from({ length: 50 }, (_, i) => fileOf(i * 97));
+  const deleted = Array.from({ length: 10 }, (_, i) => fileOf(i * 89 + 7)).filter((f) => !changed.includes(f));
+  const originals = new Map([...changed, ...deleted].map((f) => [f, fs.readFileSync(f)]));
+  const restore = () => {
+    for (const [f, data] of originals) write(f, data);
+  };
+  let round = 0;
+  // Before each run: both destinations hold the original tree, then 50 files change and 10 go.
+  const reset = () => {
+    restore();
+    ackTree('--delete');
+    rsync('-rt', '--delete');
+    round++;
+    for (const f of changed) fs.writeFileSync(f, bytes(fs.statSync(f).size, round + 1000));
+    for (const f of deleted) fs.rmSync(f);
+  };
+  measure('50 changed, 10 deleted (--delete)', reset, {
+    ack: () => ackTree('--delete'),
+    'rsync -r --checksum': () => rsync('-r', '--checksum', '--delete'),
+    'rsync -rt': () => rsync('-rt', '--delete'),
+  });
+  restore();
+
+  measure('first push (5,000 files, 52 MiB)', clear, {
+    ack: () => ackTree(),
+    'rsync -r --checksum': () => rsync('-r', '--checksum'),
+    'rsync -rt': () => rsync('-rt'),
+  });
+
+  const big = path.join(work, 'big.bin');
+  run('dd', ['if=/dev/urandom', `of=${big}`, 'bs=1M', `count=${BIG_MIB}`, 'status=none']);
+  const ddOut = path.join(work, 'dd.bin');
+  const fresh = () => {
+    fs.rmSync(path.join(contracts, 'BIG'), { recursive: true, force: true });
+    fs.rmSync(ddOut, { force: true });
+    fs.rmSync(path.join(rsyncDest, 'big.bin'), { force: true });
+  };
+  measure(`one ${BIG_MIB} MiB file`, fresh, {
+    ack: () => ack(big, '--path', 'BIG/big.bin'),
+    'dd conv=fdatasync': () =>
+      run('dd', ['if=/dev/zero', `of=${ddOut}`, 'bs=1M', `count=${BIG_MIB}`, 'conv=fdatasync', 'status=none']),
+    'rsync -W': () => run('rsync', ['-W', big, `${rsyncd.target}big.bin`]),
+  });
+} catch (err) {
+  failed = true;
+  console.error(`bench:sync: ${err.message}`);
+} finally {
+  host.kill('SIGTERM');
+  rsyncd.child.kill('SIGTERM');
+  fs.rmSync(rsyncd.confDir, { recursive: true, force: true });
+}
+
+const lines = rows.map((r) => {
+  const { label, ack: a, ...peers } = r;
+  const cells = Object.entries(peers).map(([k, v]) => `${k} ${v.toFixed(2)} s (ack ${(v / a).toFixed(2)}x)`);
+  return `| ${label} | ${a.toFixed(2)} s | ${cells.join('; ')} |`;
+});
+console.log(
+  `\nack for Node ${process.version}, ${rsyncVersion}, ${ROUNDS} rounds` +
+    `\n\n| case | ack | peers: their time (ack's speed beside theirs: their time over ack's) |\n|---|---|---|\n${lines.join('\n')}`,
+);
+fs.rmSync(work, { recursive: true, force: true });
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,202 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { basicAuthorization } from './credentials.js';
+import { baseUrl, request, type RequestSettings } from './http.js';
+import { EXIT_CODES } from './exit-codes.js';
+import type { BatchOffer } from './listing-client.js';
+import type { DeltaPlan, LocalFile } from './delta-plan.js';
+import type { Outcome } from './outcome.js';
+import { syncUpload } from './sync-client.js';
+import { runLimited } from './progress.js';
+
+// Sending a delta plan to one host (docs/sync.md "Batches"): in batches when the host offers
+// them (docs/wire-formats.md "Sync batch"), else one upload per file.
+
+/** One file (or deletion) sent to one host. */
+export interface PushResult extends Outcome {
+  path: string;
+  file?: string;
+  change: 'Created' | 'Changed' | 'Deleted';
+}
+
+/** Files past this size go alone, streamed through the one-file upload, rather than in a batch. */
+const ALONE_BYTES = 1024 * 1024;
+/** Most bytes and files one batch carries (well inside the host's limits). */
+const BATCH_BYTES = 4 * 1024 * 1024;
+const BATCH_FILES = 500;
+
+/** Splits the sends into batches that fit the host's limits; big files go alone. */
+export function groupForBatches(
+  files: readonly LocalFile[],
+  offer: BatchOffer,
+): { batches: LocalFile[][]; alone: LocalFile[] } {
+  const maxFiles = Math.min(BATCH_FILES, offer.maxFiles);
+  // Room for part headers: a few hundred bytes per file.
+  const maxBytes = Math.min(BATCH_BYTES, offer.maxBodyBytes === null ? Infinity : offer.maxBodyBytes / 2);
+  const batches: LocalFile[][] = [];
+  const alone: LocalFile[] = [];
+  let current: LocalFile[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    if (file.size > ALONE_BYTES || file.size + 1024 > maxBytes) {
+      alone.push(file);
+      continue;
+    }
+    if (current.length >= maxFiles || bytes + file.size + 512 > maxBytes) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(file);
+    bytes += file.size + 512;
+  }
+  if (current.length > 0) batches.push(current);
+  return { batches, alone };
+}
+
+interface BatchAnswer {
+  results?: Array<{
+    path?: string;
+    ok?: boolean;
+    change?: string;
+    bytes?: number;
+    sha256?: string | null;
+    existed?: boolean;
+    status?: number;
+    code?: string;
+    detail?: string;
+    refresh?: { ok?: boolean; detail?: string };
+  }>;
+}
+
+/** `POST <offer.path>`: the files (each after its `filePath`) and the deletions, one outcome each. */
+async function sendBatch(
+  url: string,
+  token: string,
+  module: string,
+  files: readonly LocalFile[],
+  deletes: readonly string[],
+  offer: BatchOffer,
+  settings: RequestSettings,
+): Promise<PushResult[]> {
+  const outcome = await request(
+    `${baseUrl(url)}${offer.path}`,
+    async () => {
+      const form = new FormData();
+      form.append('moduleName', module);
+      for (const f of files) {
+        form.append('filePath', f.remotePath);
+        form.append('file', await fs.openAsBlob(f.file), path.basename(f.file));
+      }
+      for (const d of deletes) form.append('deletePath', d);
+      return { method: 'POST', body: form, headers: { Authorization: basicAuthorization(token) } };
+    },
+    settings,
+  );
+  const entries = [
+    ...files.map((f) => ({
+      path: f.remotePath,
+      file: f.file as string | undefined,
+      sha256: f.sha256 as string | undefined,
+    })),
+    ...deletes.map((d) => ({ path: d, file: undefined, sha256: undefined })),
+  ];
+  const results = (outcome.body as BatchAnswer | undefined)?.results;
+  if (!outcome.ok || !Array.isArray(results) || results.length !== entries.length) {
+    const error = outcome.ok ? `${baseUrl(url)}: the batch answer does not match what was sent` : outcome.error;
+    return entries.map((e) => ({
+      ...outcome,
+      url: baseUrl(url),
+      ok: false,
+      exit: outcome.ok ? EXIT_CODES.failed : outcome.exit,
+      error,
+      path: e.path,
+      file: e.file,
+      change: e.sha256 ? 'Changed' : 'Deleted',
+    }));
+  }
+  return entries.map((e, i) => {
+    const r = results[i]!;
+    const change = (r.change === 'Created' || r.change === 'Deleted' ? r.change : 'Changed') as PushResult['change'];
+    const base = { url: baseUrl(url), path: e.path, file: e.file, change, status: r.status ?? 200, body: r };
+    if (!r.ok)
+      return {
+        ...base,
+        ok: false,
+        exit: r.status === 413 || r.status === 400 ? EXIT_CODES.usage : EXIT_CODES.failed,
+        error: `${baseUrl(url)} answered ${r.status} (${[r.code, r.detail].filter(Boolean).join(': ')})`,
+      };
+    if (e.sha256 && r.sha256 !== e.sha256)
+      return {
+        ...base,
+        ok: false,
+        exit: EXIT_CODES.failed,
+        error: `${baseUrl(url)}: sha256 mismatch: the host stored ${r.sha256 ?? 'nothing'} (the file changed while it was sent?)`,
+      };
+    if (r.refresh && r.refresh.ok === false)
+      return {
+        ...base,
+        ok: false,
+        exit: EXIT_CODES.failed,
+        error: `${baseUrl(url)} stored the file, but the ${module} refresh failed: ${r.refresh.detail ?? 'no detail'}`,
+      };
+    return { ...base, ok: true, exit: EXIT_CODES.ok };
+  });
+}
+
+/**
+ * Sends a plan to one host: in batches when the host offers them (big files alone), else one
+ * request per file as the original protocol has it. `onDone` hears of each file as it finishes.
+ */
+export async function pushPlan(
+  url: string,
+  token: string,
+  module: string,
+  plan: DeltaPlan,
+  offer: BatchOffer | undefined,
+  settings: RequestSettings,
+  concurrency: number,
+  onDone: (result: PushResult, bytes: number) => void,
+): Promise<PushResult[]> {
+  const sends = [...plan.created, ...plan.changed];
+  const created = new Set(plan.created);
+  const sizeOf = new Map(sends.map((f) => [f.remotePath, f.size]));
+  const one = (file: LocalFile) => async (): Promise<PushResult[]> => {
+    const outcome = await syncUpload(
+      url,
+      token,
+      module,
+      created.has(file) ? 'Created' : 'Changed',
+      { file: file.file, remotePath: file.remotePath, sha256: file.sha256 },
+      settings,
+    );
+    return [{ ...outcome, path: file.remotePath, file: file.file, change: created.has(file) ? 'Created' : 'Changed' }];
+  };
+  const oneDelete = (remotePath: string) => async (): Promise<PushResult[]> => {
+    const outcome = await syncUpload(url, token, module, 'Deleted', { remotePath }, settings);
+    return [{ ...outcome, path: remotePath, change: 'Deleted' }];
+  };
+  let tasks: Array<() => Promise<PushResult[]>>;
+  if (offer) {
+    const { batches, alone } = groupForBatches(sends, offer);
+    const deleteBatches: string[][] = [];
+    for (let i = 0; i < plan.deleted.length; i += Math.min(BATCH_FILES, offer.maxFiles))
+      deleteBatches.push(plan.deleted.slice(i, i + Math.min(BATCH_FILES, offer.maxFiles)));
+    tasks = [
+      ...alone.map(one),
+      ...batches.map((b) => () => sendBatch(url, token, module, b, [], offer, settings)),
+      ...deleteBatches.map((d) => () => sendBatch(url, token, module, [], d, offer, settings)),
+    ];
+  } else {
+    tasks = [...sends.map(one), ...plan.deleted.map(oneDelete)];
+  }
+  const done = await runLimited(
+    tasks.map((task) => async () => {
+      const results = await task();
+      for (const r of results) onDone(r, r.change === 'Deleted' ? 0 : (sizeOf.get(r.path) ?? 0));
+      return results;
+    }),
+    concurrency,
+  );
+  return done.flat();
+}

@@ -1,0 +1,210 @@
+import { CliError, EXIT_CODES } from './exit-codes.js';
+import { pushPlan, type PushResult } from './batch-push.js';
+import { localFiles, planDelta, planHosts, type HostDelta, type LocalFile } from './delta-plan.js';
+import { exitCodeFor } from './outcome.js';
+import { requestSettings, type RemoteOptions } from './options.js';
+import { applicationFolderHint } from './path-mapping.js';
+import { createProgress, formatBytes } from './progress.js';
+
+export interface DeltaOptions extends RemoteOptions {
+  module: string;
+  token?: string;
+  path?: string;
+  concurrency?: number;
+  dryRun?: boolean;
+  delete?: boolean;
+}
+
+const counts = (h: HostDelta) => ({
+  url: h.url,
+  listed: h.listed,
+  created: h.plan?.created.length ?? 0,
+  changed: h.plan?.changed.length ?? 0,
+  deleted: h.plan?.deleted.length ?? 0,
+  unchanged: h.plan?.unchanged ?? 0,
+});
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** `ack sync upload <dir>` (docs/sync.md "The delta"): send only what differs, per host. */
+export async function deltaUpload(root: string, urls: string[], options: DeltaOptions): Promise<number> {
+  const files = await localFiles(root, options.path);
+  const hint = applicationFolderHint(
+    options.module,
+    files.map((f) => f.remotePath),
+  );
+  const token = (options.token ?? process.env.ACK_SYNC_TOKEN ?? '').trim();
+  const json = options.json === true;
+  const say = (text: string) => !json && process.stderr.write(`ack: ${text}\n`);
+  if (token === '' && !options.dryRun)
+    throw new CliError('no sync token: set ACK_SYNC_TOKEN (or --token)', EXIT_CODES.usage);
+  if (hint) say(hint);
+
+  let settings = requestSettings(options);
+  if (options.dryRun) settings = { ...settings, retry: { ...settings.retry, retries: 0 } };
+  let deltas: HostDelta[];
+  if (token === '') {
+    say('no sync token: cannot compare with the hosts, so every file is listed');
+    deltas = urls.map((url) => ({ url, listed: false, plan: planDelta(files, undefined, { delete: false }) }));
+  } else {
+    deltas = await planHosts(urls, token, options.module, options.path, files, settings, options.delete === true, say);
+  }
+  if (options.dryRun) return dryRunDelta(deltas, files, options, hint, say);
+
+  const failed = deltas.filter((d) => d.failure);
+  for (const d of failed) say(d.failure!.error ?? `${d.url} could not be listed`);
+  const planned = deltas.filter((d) => d.plan);
+  const totalFiles = planned.reduce(
+    (n, d) => n + d.plan!.created.length + d.plan!.changed.length + d.plan!.deleted.length,
+    0,
+  );
+  const totalBytes = planned.reduce(
+    (n, d) => n + [...d.plan!.created, ...d.plan!.changed].reduce((m, f) => m + f.size, 0),
+    0,
+  );
+  const showProgress = !json && process.stdout.isTTY === true && process.stderr.isTTY === true;
+  const progress = createProgress(totalFiles, totalBytes, showProgress && totalFiles > 0);
+  const several = urls.length > 1;
+  const results = (
+    await Promise.all(
+      planned.map((d) =>
+        pushPlan(d.url, token, options.module, d.plan!, d.offer, settings, options.concurrency ?? 4, (r, bytes) => {
+          progress.tick(bytes);
+          if (!json && !showProgress) printResult(r, bytes, several);
+        }),
+      ),
+    )
+  ).flat();
+  progress.done();
+  const hosts = deltas.map((d) => ({
+    ...counts(d),
+    failed: results.filter((r) => r.url === d.url && !r.ok).length + (d.failure ? 1 : 0),
+    ...(d.failure ? { error: d.failure.error } : {}),
+  }));
+  const ok = failed.length === 0 && results.every((r) => r.ok);
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          ok,
+          module: options.module,
+          change: 'Changed',
+          dryRun: false,
+          ...(hint ? { hint } : {}),
+          hosts,
+          // A host that could not be listed is one result, with its error.
+          results: [
+            ...failed.map((d) => ({ url: d.url, ok: false, status: d.failure!.status, error: d.failure!.error })),
+            ...results.map(jsonResult),
+          ],
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } else {
+    if (showProgress) results.forEach((r) => !r.ok && printResult(r, 0, several));
+    for (const h of hosts) {
+      if (deltas.find((d) => d.url === h.url)?.failure) continue;
+      const sent = h.created + h.changed + h.deleted;
+      process.stdout.write(
+        sent === 0
+          ? `nothing to send to ${h.url}: ${plural(h.unchanged, 'file')} unchanged\n`
+          : `${plural(h.created + h.changed, 'file')} uploaded to ${h.url} (${h.created} created, ${h.changed} changed, ${h.deleted} deleted, ${h.unchanged} unchanged${h.failed ? `, ${h.failed} failed` : ''})\n`,
+      );
+    }
+  }
+  return exitCodeFor([...results, ...failed.map((d) => d.failure!)]);
+}
+
+function printResult(r: PushResult, bytes: number, several: boolean): void {
+  const where = several ? ` on ${r.url}` : '';
+  if (r.ok) process.stdout.write(`${r.change} ${r.path}${r.change === 'Deleted' ? '' : ` (${bytes} bytes)`}${where}\n`);
+  else process.stderr.write(`ack: ${r.path}: ${r.error}\n`);
+}
+
+function jsonResult(r: PushResult) {
+  const body = (r.body ?? {}) as Record<string, unknown>;
+  return {
+    url: r.url,
+    path: r.path,
+    file: r.file,
+    change: r.change,
+    ok: r.ok,
+    status: r.status,
+    bytes: body.bytes,
+    sha256: body.sha256,
+    existed: body.existed,
+    refresh: body.refresh,
+    error: r.error,
+  };
+}
+
+/** `--dry-run`: the creations, changes and deletions per host; nothing is sent. */
+function dryRunDelta(
+  deltas: HostDelta[],
+  files: readonly LocalFile[],
+  options: DeltaOptions,
+  hint: string | undefined,
+  say: (text: string) => void,
+): number {
+  // A host that could not be asked (unreachable, refused) is shown as "every file": nothing is sent anyway.
+  for (const d of deltas)
+    if (d.failure) {
+      say(`${d.failure.error ?? `${d.url} could not be listed`}: every file is listed`);
+      d.plan = planDelta(files, undefined, { delete: false });
+    }
+  const rows = deltas.flatMap((d) => [
+    ...d.plan!.created.map((f) => ({ url: d.url, path: f.remotePath, file: f.file, change: 'Created', bytes: f.size })),
+    ...d.plan!.changed.map((f) => ({ url: d.url, path: f.remotePath, file: f.file, change: 'Changed', bytes: f.size })),
+    ...d.plan!.deleted.map((p) => ({ url: d.url, path: p, file: undefined, change: 'Deleted', bytes: 0 })),
+  ]);
+  if (options.json) {
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          ok: true,
+          module: options.module,
+          change: 'Changed',
+          dryRun: true,
+          ...(hint ? { hint } : {}),
+          hosts: deltas.map(counts),
+          results: rows.map((r) => ({ ...r, ok: true })),
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    return EXIT_CODES.ok;
+  }
+  const several = deltas.length > 1;
+  const anyListed = deltas.some((d) => d.listed);
+  for (const r of rows) {
+    const where = several ? ` on ${r.url}` : '';
+    const verb = !anyListed
+      ? 'upload'
+      : r.change === 'Created'
+        ? 'create'
+        : r.change === 'Changed'
+          ? 'change'
+          : 'delete';
+    process.stdout.write(`would ${verb} ${r.path}${r.change === 'Deleted' ? '' : ` (${r.bytes} bytes)`}${where}\n`);
+  }
+  if (!anyListed) {
+    // No host could be compared: the plain list of what a push would send.
+    const sent = deltas[0]?.plan ? [...deltas[0].plan.created, ...deltas[0].plan.changed] : [];
+    const total = sent.reduce((a, f) => a + f.size, 0);
+    process.stdout.write(
+      `dry run: ${plural(sent.length, 'file')}, ${formatBytes(total)}, to ${deltas.map((d) => d.url).join(', ')}; nothing was sent\n`,
+    );
+    return EXIT_CODES.ok;
+  }
+  for (const d of deltas) {
+    const c = counts(d);
+    const bytes = [...d.plan!.created, ...d.plan!.changed].reduce((a, f) => a + f.size, 0);
+    process.stdout.write(
+      `dry run on ${d.url}: ${c.created} to create, ${c.changed} to change, ${c.deleted} to delete, ${c.unchanged} unchanged (${formatBytes(bytes)} to send); nothing was sent\n`,
+    );
+  }
+  return EXIT_CODES.ok;
+}

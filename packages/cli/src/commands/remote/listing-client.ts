@@ -1,0 +1,120 @@
+import { basicAuthorization } from './credentials.js';
+import { baseUrl, request, type RequestSettings } from './http.js';
+import { joinRemote } from './path-mapping.js';
+import { EXIT_CODES } from './exit-codes.js';
+import type { Outcome } from './outcome.js';
+
+// The client side of the sync listing (docs/wire-formats.md "Sync listing"): what a host holds
+// under a prefix, and whether it takes batches.
+
+export interface RemoteEntry {
+  path: string;
+  size: number;
+  sha256: string;
+}
+
+/** The batch endpoint and its limits, as the listing's closing line announces them. */
+export interface BatchOffer {
+  path: string;
+  maxFiles: number;
+  maxFileBytes: number;
+  maxBodyBytes: number | null;
+}
+
+export interface ParsedListing {
+  entries: RemoteEntry[];
+  batch?: BatchOffer;
+}
+
+const isEntry = (v: unknown): v is RemoteEntry => {
+  const e = v as RemoteEntry;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.path === 'string' &&
+    e.path !== '' &&
+    Number.isSafeInteger(e.size) &&
+    e.size >= 0 &&
+    typeof e.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(e.sha256)
+  );
+};
+
+const isOffer = (v: unknown): v is BatchOffer => {
+  const o = v as BatchOffer;
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.path === 'string' &&
+    o.path.startsWith('/') &&
+    Number.isSafeInteger(o.maxFiles) &&
+    o.maxFiles > 0 &&
+    Number.isSafeInteger(o.maxFileBytes) &&
+    (o.maxBodyBytes === null || Number.isSafeInteger(o.maxBodyBytes))
+  );
+};
+
+/**
+ * Reads a listing (NDJSON, docs/wire-formats.md "Sync listing"). Throws when it is not one, or was
+ * cut off before its closing `{ "done": true }` line: a partial listing must not drive deletions.
+ */
+export function parseListing(text: string): ParsedListing {
+  const entries: RemoteEntry[] = [];
+  let done: Record<string, unknown> | undefined;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    if (done) throw new Error('the listing goes on after its closing line');
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new Error('the listing has a line that is not JSON');
+    }
+    if (typeof value === 'object' && value !== null && (value as { done?: unknown }).done === true)
+      done = value as Record<string, unknown>;
+    else if (isEntry(value)) entries.push({ path: value.path, size: value.size, sha256: value.sha256 });
+    else throw new Error('the listing has a line that is not a file entry');
+  }
+  if (!done) throw new Error('the listing was cut off (no closing line)');
+  return { entries, batch: isOffer(done.batch) ? done.batch : undefined };
+}
+
+export type ListingResult =
+  | { kind: 'listing'; entries: Map<string, RemoteEntry>; batch?: BatchOffer }
+  /** The host has no listing (an older host, the original): send everything. */
+  | { kind: 'unsupported'; status: number }
+  | { kind: 'failed'; outcome: Outcome };
+
+/** `GET /wwwroot/api/sync/list` on one host. 404 and 405 mean a host without the listing. */
+export async function fetchListing(
+  url: string,
+  token: string,
+  module: string,
+  prefix: string | undefined,
+  settings: RequestSettings,
+): Promise<ListingResult> {
+  const query = new URLSearchParams({ moduleName: module, prefix: joinRemote(undefined, prefix ?? '') });
+  const outcome = {
+    ...(await request(
+      `${baseUrl(url)}/wwwroot/api/sync/list?${query}`,
+      () => ({ headers: { Authorization: basicAuthorization(token), Accept: 'application/x-ndjson' } }),
+      settings,
+    )),
+    url: baseUrl(url),
+  };
+  if (!outcome.ok) {
+    if (outcome.status === 404 || outcome.status === 405) return { kind: 'unsupported', status: outcome.status };
+    return { kind: 'failed', outcome };
+  }
+  try {
+    // A one-line listing (an empty folder) is itself valid JSON, which the reader has parsed already.
+    const text = typeof outcome.body === 'string' ? outcome.body : `${JSON.stringify(outcome.body)}\n`;
+    const listing = parseListing(text);
+    return { kind: 'listing', entries: new Map(listing.entries.map((e) => [e.path, e])), batch: listing.batch };
+  } catch (err) {
+    return {
+      kind: 'failed',
+      outcome: { ...outcome, ok: false, exit: EXIT_CODES.failed, error: `${outcome.url}: ${(err as Error).message}` },
+    };
+  }
+}

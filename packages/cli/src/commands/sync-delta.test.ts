@@ -1,0 +1,231 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
+import { wwwrootModule } from '@ack/wwwroot';
+import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
+import { workDir } from '../test-support/work.js';
+
+// The delta push (docs/sync.md "The delta") with the BUILT `ack` binary against real hosts.
+
+const TOKEN = 'delta-cli-token';
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const env = { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '' };
+const hosts = useTestHosts();
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function host(files: Record<string, string> = {}): Promise<TestHost & { contracts: string }> {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+    ...Object.fromEntries(Object.entries(files).map(([k, v]) => [`contracts/wwwroot/${k}`, v])),
+  });
+  const running = await hosts.start(home, { wwwroot: wwwrootModule });
+  return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
+}
+
+interface Doc {
+  ok: boolean;
+  hosts: Array<{ url: string; listed: boolean; created: number; changed: number; deleted: number; unchanged: number }>;
+  results: Array<{ url: string; path: string; change: string; ok: boolean; error?: string }>;
+}
+
+async function push(
+  dir: string,
+  url: string | string[],
+  ...extra: string[]
+): Promise<Doc & { code: number | null; stderr: string }> {
+  const urls = (Array.isArray(url) ? url : [url]).flatMap((u) => ['--url', u]);
+  const run = await runAck(
+    ['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', ...urls, '--json', ...extra],
+    {
+      env,
+    },
+  );
+  return { ...(JSON.parse(run.stdout) as Doc), code: run.code, stderr: run.stderr };
+}
+
+const inode = (file: string) => fs.statSync(file).ino;
+
+describe('ack sync upload <dir>: the delta', () => {
+  it('sends nothing for an unchanged tree, then only what changed, and sees an edit made on the host', async () => {
+    const h = await host();
+    const dir = workDir(cleanups, { 'a.html': 'aaa', 'sub/b.js': 'bb', 'c.css': 'c' });
+    const first = await push(dir, h.url);
+    expect(first.code, JSON.stringify(first)).toBe(0);
+    expect(first.hosts).toEqual([
+      { url: h.url, listed: true, created: 3, changed: 0, deleted: 0, unchanged: 0, failed: 0 },
+    ]);
+    const before = inode(path.join(h.contracts, 'HDS', 'a.html'));
+
+    const again = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url], {
+      env,
+    });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(`nothing to send to ${h.url}: 3 files unchanged\n`);
+    expect(inode(path.join(h.contracts, 'HDS', 'a.html'))).toBe(before); // not even rewritten
+
+    fs.writeFileSync(path.join(dir, 'sub', 'b.js'), 'BB'); // same size, other bytes
+    fs.writeFileSync(path.join(dir, 'new.txt'), 'n');
+    const changed = await push(dir, h.url);
+    expect(changed.hosts[0]).toMatchObject({ created: 1, changed: 1, unchanged: 2 });
+    expect(changed.results.map((r) => [r.path, r.change, r.ok])).toEqual(
+      expect.arrayContaining([
+        ['HDS/new.txt', 'Created', true],
+        ['HDS/sub/b.js', 'Changed', true],
+      ]),
+    );
+    expect(changed.results).toHaveLength(2);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'sub', 'b.js'), 'utf8')).toBe('BB');
+
+    // Someone edits the host's copy behind the CLI's back (same size): the digest tells.
+    fs.writeFileSync(path.join(h.contracts, 'HDS', 'c.css'), 'X');
+    const healed = await push(dir, h.url);
+    expect(healed.hosts[0]).toMatchObject({ created: 0, changed: 1, unchanged: 3 });
+    expect(healed.results.map((r) => r.path)).toEqual(['HDS/c.css']);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'c.css'), 'utf8')).toBe('c');
+  });
+
+  it('deletes what the folder lacks only with --delete, shows it with --dry-run, and never touches dotfiles or other prefixes', async () => {
+    const h = await host({ 'HDS/keep.html': 'k', 'HDS/old/gone.js': 'g', 'HDS/.htaccess': 'x', 'OTHER/o.html': 'o' });
+    const dir = workDir(cleanups, { 'keep.html': 'k', 'new.html': 'n' });
+    const gone = path.join(h.contracts, 'HDS', 'old', 'gone.js');
+
+    const dry = await runAck(
+      ['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url, '--delete', '--dry-run'],
+      { env },
+    );
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toBe(
+      `would create HDS/new.html (1 bytes)\nwould delete HDS/old/gone.js\n` +
+        `dry run on ${h.url}: 1 to create, 0 to change, 1 to delete, 1 unchanged (1 B to send); nothing was sent\n`,
+    );
+    expect(fs.existsSync(gone)).toBe(true);
+    expect(fs.existsSync(path.join(h.contracts, 'HDS', 'new.html'))).toBe(false);
+
+    const without = await push(dir, h.url);
+    expect(without.hosts[0]).toMatchObject({ created: 1, deleted: 0 });
+    expect(fs.existsSync(gone)).toBe(true); // never without the flag
+
+    const withDelete = await push(dir, h.url, '--delete');
+    expect(withDelete.code).toBe(0);
+    expect(withDelete.hosts[0]).toMatchObject({ created: 0, changed: 0, deleted: 1, unchanged: 2 });
+    expect(withDelete.results).toMatchObject([{ path: 'HDS/old/gone.js', change: 'Deleted', ok: true }]);
+    expect(fs.existsSync(gone)).toBe(false);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', '.htaccess'), 'utf8')).toBe('x');
+    expect(fs.readFileSync(path.join(h.contracts, 'OTHER', 'o.html'), 'utf8')).toBe('o');
+  });
+
+  it('falls back to sending every file, one by one, to a host without the listing, and says so once', async () => {
+    const received: string[] = [];
+    const server = http.createServer((req, res) => {
+      if (req.method === 'POST' && req.url === '/wwwroot/api/sync/upload') {
+        let body = '';
+        req.on('data', (d) => (body += d));
+        req.on('end', () => {
+          received.push(/name="filePath"\r\n\r\n([^\r]*)/.exec(body)?.[1] ?? '?');
+          // As an older ack host answers: the sha256 of what it stored.
+          const content = /filename="[^"]*"\r\n(?:[^\r]+\r\n)*\r\n([^]*?)\r\n--/.exec(body)?.[1] ?? '';
+          res.setHeader('Content-Type', 'application/json');
+          res.end(
+            JSON.stringify({
+              module: 'wwwroot',
+              change: 'Changed',
+              sha256: sha(content),
+              refresh: { ok: true, via: 'cache' },
+            }),
+          );
+        });
+        return;
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const dir = workDir(cleanups, { 'a.html': 'a', 'b.html': 'b' });
+    const run = await runAck(
+      ['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', url, '--delete'],
+      {
+        env,
+      },
+    );
+    expect(run.stderr).toBe(
+      `ack: ${url} cannot list its files (answered 404: an older host): sending every file; --delete is skipped there\n`,
+    );
+    expect(run.code).toBe(0);
+    expect(received.sort()).toEqual(['HDS/a.html', 'HDS/b.html']);
+    expect(run.stdout).toContain(`2 files uploaded to ${url} (0 created, 2 changed, 0 deleted, 0 unchanged)`);
+  });
+
+  it('refuses a bad token before sending anything (exit 3); the good token goes through', async () => {
+    const h = await host();
+    const dir = workDir(cleanups, { 'a.html': 'a' });
+    const bad = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url], {
+      env: { ...env, ACK_SYNC_TOKEN: 'wrong' },
+    });
+    expect(bad.code).toBe(3);
+    expect(bad.stderr).not.toContain('wrong');
+    expect(fs.existsSync(path.join(h.contracts, 'a.html'))).toBe(false);
+    const good = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url], { env });
+    expect(good.code).toBe(0);
+  });
+});
+
+describe('ack sync watch --initial: the delta', () => {
+  it('pushes only what differs to each host and reports counts per host', async () => {
+    const one = await host({ 'HDS/same.html': 'same', 'HDS/diff.html': 'old' });
+    const two = await host();
+    const dir = workDir(cleanups, { 'same.html': 'same', 'diff.html': 'new', 'add.html': 'add' });
+    const child = spawn(
+      process.execPath,
+      [
+        ACK_BIN,
+        'sync',
+        'watch',
+        dir,
+        '--module',
+        'wwwroot',
+        '--path',
+        'HDS',
+        '--url',
+        one.url,
+        '--url',
+        two.url,
+        '--initial',
+        '--json',
+      ],
+      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    cleanups.push(() => void child.kill('SIGKILL'));
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    await waitFor(() => out.includes('"event":"watching"'), {
+      timeout: 20_000,
+      message: () => `the initial push and the watch; output so far:\n${out}`,
+    });
+    const events = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const initial = events.filter((e) => e.event === 'initial');
+    expect(initial).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ url: one.url, created: 1, changed: 1, deleted: 0, unchanged: 1 }),
+        expect.objectContaining({ url: two.url, created: 3, changed: 0, deleted: 0, unchanged: 0 }),
+      ]),
+    );
+    expect(fs.readFileSync(path.join(one.contracts, 'HDS', 'diff.html'), 'utf8')).toBe('new');
+    expect(fs.readFileSync(path.join(two.contracts, 'HDS', 'same.html'), 'utf8')).toBe('same');
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+});

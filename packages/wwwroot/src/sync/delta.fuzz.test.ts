@@ -1,0 +1,133 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isTemporaryFileName } from '@ack/host';
+import {
+  fuzzOptions,
+  multipartBody,
+  rawPost,
+  testAppSettings,
+  useTestHosts,
+  type FormPart,
+} from '@ack/host/test-support';
+import { wwwrootModule } from '../index.js';
+import { basicAuth } from './test-fixture.js';
+
+// Property-based tests of the two parsers the delta adds (docs/sync.md "The delta"): the listing's
+// query and the batch form. Whatever arrives: a 2xx or a 4xx problem, never a 5xx or a hang; the
+// listing never names a file outside the module folder; no temporary file is left behind.
+// Replay with ACK_FUZZ_SEED / ACK_FUZZ_RUNS (docs/reliability.md "Fuzzing").
+
+const TOKEN = 'fuzz-token';
+const AUTH = { Authorization: basicAuth(TOKEN) };
+const hosts = useTestHosts();
+
+async function start() {
+  const home = hosts.home(
+    testAppSettings({
+      AppSettings: { LoadModules: ['wwwroot'], Security: { MaxContractSyncFileBytes: 256 } },
+      Kestrel: { Limits: { MaxRequestBodySize: 8192 } },
+    }),
+    {
+      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+      'contracts/wwwroot/HDS/a.html': 'a',
+      'secret/key.txt': 'secret',
+    },
+  );
+  const contracts = path.join(home.home, 'contracts', 'wwwroot');
+  fs.symlinkSync(path.join(home.home, 'secret'), path.join(contracts, 'HDS', 'out'));
+  fs.symlinkSync(path.join(home.home, 'secret', 'key.txt'), path.join(contracts, 'key-link'));
+  return { ...(await hosts.start(home, { wwwroot: wwwrootModule })), contracts };
+}
+
+const segment = fc.constantFrom(
+  'HDS',
+  '..',
+  '.',
+  '',
+  'out',
+  'key-link',
+  'a.html',
+  'C:',
+  '%00',
+  '%2e%2e',
+  '\\',
+  'x y',
+  'ü',
+);
+const relPath = fc
+  .tuple(fc.array(segment, { maxLength: 5 }), fc.constantFrom('/', '\\'))
+  .map(([s, sep]) => s.join(sep));
+
+describe('sync delta fuzz', () => {
+  it('the listing answers any query with NDJSON of contained files or a 4xx problem', async () => {
+    const h = await start();
+    const realRoot = fs.realpathSync(h.contracts);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          module: fc.oneof(fc.constantFrom('wwwroot', 'WWWROOT', 'transact', '', 'nope'), fc.string({ maxLength: 8 })),
+          prefix: fc.oneof(relPath, fc.string({ maxLength: 20 })),
+          extra: fc.string({ maxLength: 10 }),
+        }),
+        async ({ module, prefix, extra }) => {
+          const query = `moduleName=${encodeURIComponent(module)}&prefix=${encodeURIComponent(prefix)}&${encodeURIComponent(extra)}`;
+          const res = await fetch(`${h.url}/wwwroot/api/sync/list?${query}`, { headers: AUTH });
+          const text = await res.text();
+          expect(res.status).toBeLessThan(500);
+          if (res.status !== 200) {
+            expect(res.headers.get('content-type')).toContain('application/problem+json');
+            return;
+          }
+          const lines = text
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as { path?: string; done?: boolean });
+          expect(lines.at(-1)!.done).toBe(true);
+          for (const line of lines.slice(0, -1)) {
+            const real = fs.realpathSync(path.join(h.contracts, line.path!));
+            expect(real.startsWith(realRoot + path.sep)).toBe(true);
+          }
+          expect(text).not.toContain('key.txt');
+        },
+      ),
+      fuzzOptions(150),
+    );
+  });
+
+  it('the batch answers any form with per-entry outcomes or a 4xx problem, leaving no temporary file', async () => {
+    const h = await start();
+    const part: fc.Arbitrary<FormPart> = fc.oneof(
+      fc.record({ name: fc.constant('moduleName'), content: fc.constantFrom('wwwroot', 'nope', '') }),
+      fc.record({ name: fc.constantFrom('filePath', 'FILEPATH', 'deletePath'), content: relPath }),
+      fc.record({
+        name: fc.constantFrom('file', 'File', 'other'),
+        content: fc.string({ maxLength: 300 }),
+        filename: fc.constantFrom('f.bin', '../x', ''),
+      }),
+      fc.record({
+        name: fc.string({ maxLength: 6 }).filter((n) => !/["\r\n]/.test(n)),
+        content: fc.string({ maxLength: 20 }),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(part, { maxLength: 12 }), fc.boolean(), async (parts, close) => {
+        const { body, contentType } = multipartBody(parts, { close });
+        const answer = await rawPost(h.url, '/wwwroot/api/sync/batch', body, { ...AUTH, 'Content-Type': contentType });
+        expect(answer.status).not.toBe('closed');
+        expect(answer.status as number).toBeLessThan(500);
+        if (answer.status === 200) {
+          const results = (JSON.parse(answer.body) as { results: Array<{ ok: boolean; status?: number }> }).results;
+          for (const r of results) if (!r.ok) expect(r.status).toBeLessThan(500);
+        } else expect(answer.headers['content-type']).toContain('application/problem+json');
+        const left = fs
+          .readdirSync(h.contracts, { recursive: true, encoding: 'utf8' })
+          .filter((f) => isTemporaryFileName(path.basename(f)));
+        expect(left).toEqual([]);
+        expect(fs.readFileSync(path.join(h.contracts, '..', '..', 'secret', 'key.txt'), 'utf8')).toBe('secret');
+      }),
+      fuzzOptions(150),
+    );
+  });
+});

@@ -1,0 +1,260 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isTemporaryFileName } from '@ack/host';
+import {
+  multipartBody,
+  rawPost,
+  testAppSettings,
+  useTestHosts,
+  type FormPart,
+  type TestHome,
+  type TestHost,
+} from '@ack/host/test-support';
+import { wwwrootModule } from '../index.js';
+import { basicAuth } from './test-fixture.js';
+
+// The listing and the batch upload (docs/sync.md "The delta"), over real sockets.
+
+const TOKEN = 'delta-token';
+const AUTH = { Authorization: basicAuth(TOKEN) };
+const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+const hosts = useTestHosts();
+
+async function start(files: Record<string, string> = {}, maxBytes = 1000): Promise<TestHost & { home: TestHome }> {
+  const home = hosts.home(
+    testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], Security: { MaxContractSyncFileBytes: maxBytes } } }),
+    {
+      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+      ...Object.fromEntries(Object.entries(files).map(([k, v]) => [`contracts/wwwroot/${k}`, v])),
+    },
+  );
+  return { ...(await hosts.start(home, { wwwroot: wwwrootModule })), home };
+}
+
+const contracts = (h: { home: TestHome }, ...parts: string[]) =>
+  path.join(h.home.home, 'contracts', 'wwwroot', ...parts);
+
+interface Listing {
+  status: number;
+  type: string;
+  entries: Array<{ path: string; size: number; sha256: string }>;
+  done?: { done: true; files: number; bytes: number; batch?: { maxFiles: number } };
+  body: string;
+}
+
+async function list(url: string, query: string, headers: Record<string, string> = AUTH): Promise<Listing> {
+  const res = await fetch(`${url}/wwwroot/api/sync/list?${query}`, { headers });
+  const body = await res.text();
+  const type = res.headers.get('content-type') ?? '';
+  if (!type.includes('ndjson')) return { status: res.status, type, entries: [], body };
+  const lines = body
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const done = lines.pop() as Listing['done'];
+  return { status: res.status, type, entries: lines as Listing['entries'], done, body };
+}
+
+function batch(url: string, parts: FormPart[]) {
+  const { body, contentType } = multipartBody(parts);
+  return fetch(`${url}/wwwroot/api/sync/batch`, {
+    method: 'POST',
+    body,
+    headers: { ...AUTH, 'Content-Type': contentType },
+  });
+}
+
+const file = (filePath: string, content: string): FormPart[] => [
+  { name: 'filePath', content: filePath },
+  { name: 'file', content, filename: 'f.bin' },
+];
+
+describe('GET /wwwroot/api/sync/list', () => {
+  it('lists each file under the prefix with size and sha256, sorted, and a closing line with the batch limits', async () => {
+    const h = await start({ 'HDS/a.html': 'aa', 'HDS/sub/b.js': 'bbb', 'OTHER/c.css': 'c' });
+    const all = await list(h.url, 'moduleName=wwwroot');
+    expect(all.status).toBe(200);
+    expect(all.type).toContain('application/x-ndjson');
+    expect(all.entries).toEqual([
+      { path: 'HDS/a.html', size: 2, sha256: sha('aa') },
+      { path: 'HDS/sub/b.js', size: 3, sha256: sha('bbb') },
+      { path: 'OTHER/c.css', size: 1, sha256: sha('c') },
+    ]);
+    expect(all.done).toMatchObject({ done: true, files: 3, bytes: 6, batch: { maxFiles: 1000 } });
+
+    const hds = await list(h.url, 'ModuleName=WWWROOT&prefix=/HDS/');
+    expect(hds.entries.map((e) => e.path)).toEqual(['HDS/a.html', 'HDS/sub/b.js']);
+    // A prefix naming one file lists that file; a prefix that does not exist lists nothing.
+    expect((await list(h.url, 'moduleName=wwwroot&prefix=HDS/a.html')).entries.map((e) => e.path)).toEqual([
+      'HDS/a.html',
+    ]);
+    const none = await list(h.url, 'moduleName=wwwroot&prefix=NOPE');
+    expect(none.entries).toEqual([]);
+    expect(none.done).toMatchObject({ files: 0 });
+  });
+
+  it('keeps digests fresh: an upload, a batch and an edit behind its back are all seen', async () => {
+    const h = await start({ 'HDS/a.html': 'one' });
+    expect((await list(h.url, 'moduleName=wwwroot')).entries[0]!.sha256).toBe(sha('one'));
+    expect(
+      (await batch(h.url, [{ name: 'moduleName', content: 'wwwroot' }, ...file('HDS/a.html', 'two')])).status,
+    ).toBe(200);
+    expect((await list(h.url, 'moduleName=wwwroot')).entries[0]!.sha256).toBe(sha('two'));
+    // Same size, written in place by something else: the mtime moves, the digest follows.
+    const target = contracts(h, 'HDS', 'a.html');
+    fs.writeFileSync(target, 'six');
+    fs.utimesSync(target, new Date(), new Date(Date.now() + 5000));
+    expect((await list(h.url, 'moduleName=wwwroot')).entries[0]!.sha256).toBe(sha('six'));
+  });
+
+  it('never names a file outside the module folder, symlinks included, and skips temporary upload files', async () => {
+    const h = await start({ 'HDS/in.html': 'in' });
+    const outside = path.join(h.home.home, 'secret');
+    fs.mkdirSync(outside, { recursive: true });
+    fs.writeFileSync(path.join(outside, 'key.txt'), 'secret');
+    fs.symlinkSync(path.join(outside, 'key.txt'), contracts(h, 'HDS', 'link-out.txt'));
+    fs.symlinkSync(outside, contracts(h, 'HDS', 'dir-out'));
+    fs.symlinkSync(contracts(h, 'HDS', 'in.html'), contracts(h, 'HDS', 'link-in.html')); // the neighbour: stays inside
+    fs.writeFileSync(contracts(h, 'HDS', '.in.html.0123456789ab.ack-tmp'), 'half');
+    fs.writeFileSync(contracts(h, 'HDS', '.htaccess'), 'kept'); // a dotfile that is not a temporary file
+    const listing = await list(h.url, 'moduleName=wwwroot');
+    expect(listing.entries.map((e) => e.path)).toEqual(['HDS/.htaccess', 'HDS/in.html', 'HDS/link-in.html']);
+    expect(listing.body).not.toContain('secret');
+    // A prefix through the folder symlink is refused like an upload there.
+    const through = await list(h.url, 'moduleName=wwwroot&prefix=HDS/dir-out');
+    expect(through.status).toBe(400);
+    expect(JSON.parse(through.body)).toMatchObject({ code: 'sync.invalid_path' });
+  });
+
+  it('refuses what upload refuses: token, module, a prefix that leaves the folder; the neighbours are accepted', async () => {
+    const h = await start({ 'HDS/..a': 'dots in a name' });
+    expect((await list(h.url, 'moduleName=wwwroot', {})).status).toBe(401);
+    const wrong = await list(h.url, 'moduleName=wwwroot', { Authorization: basicAuth('nope') });
+    expect(wrong.status).toBe(401);
+    expect(JSON.parse(wrong.body)).toMatchObject({ code: 'sync.invalid_token' });
+    expect(JSON.parse(wrong.body).detail).not.toContain('nope');
+    const cases: Array<[string, string]> = [
+      ['', 'sync.missing_field'],
+      ['moduleName=nope', 'sync.invalid_module'],
+      ['moduleName=wwwroot&prefix=../modules', 'sync.invalid_path'],
+      ['moduleName=wwwroot&prefix=HDS/../../x', 'sync.invalid_path'],
+      ['moduleName=wwwroot&prefix=C:/x', 'sync.invalid_path'],
+      ['moduleName=wwwroot&prefix=%00', 'sync.invalid_path'],
+    ];
+    for (const [query, code] of cases) {
+      const res = await list(h.url, query);
+      expect(res.status, query).toBe(400);
+      expect(res.type).toContain('application/problem+json');
+      expect(JSON.parse(res.body), query).toMatchObject({ code });
+    }
+    expect((await list(h.url, 'moduleName=transact')).status).toBe(200);
+    expect((await list(h.url, 'moduleName=wwwroot&prefix=HDS/..a')).entries.map((e) => e.path)).toEqual(['HDS/..a']);
+    expect((await list(h.url, 'moduleName=wwwroot&prefix=./')).entries.map((e) => e.path)).toEqual(['HDS/..a']);
+  });
+});
+
+describe('POST /wwwroot/api/sync/batch', () => {
+  it('commits each file on its own: one refused, the others land, each with its own outcome', async () => {
+    const h = await start({ 'HDS/old.html': 'old', 'HDS/gone.html': 'bye' });
+    const res = await batch(h.url, [
+      { name: 'moduleName', content: 'wwwroot' },
+      ...file('HDS/new.html', 'new'),
+      ...file('../escape.html', 'evil'),
+      ...file('HDS/old.html', 'changed'),
+      ...file('HDS/big.html', 'x'.repeat(1001)),
+      ...file('HDS/limit.html', 'y'.repeat(1000)), // the neighbour of too big: exactly the limit
+      { name: 'deletePath', content: 'HDS/gone.html' },
+      { name: 'deletePath', content: 'HDS/../../x' },
+    ]);
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { module: string; results: Array<Record<string, unknown>> };
+    expect(answer.module).toBe('wwwroot');
+    expect(answer.results).toMatchObject([
+      { path: 'HDS/new.html', change: 'Created', ok: true, bytes: 3, sha256: sha('new'), existed: false },
+      { path: '../escape.html', ok: false, status: 400, code: 'sync.invalid_path' },
+      { path: 'HDS/old.html', change: 'Changed', ok: true, sha256: sha('changed'), existed: true },
+      { path: 'HDS/big.html', ok: false, status: 413, code: 'sync.file_too_large' },
+      { path: 'HDS/limit.html', ok: true, bytes: 1000 },
+      { path: 'HDS/gone.html', change: 'Deleted', ok: true, existed: true },
+      { path: 'HDS/../../x', change: 'Deleted', ok: false, code: 'sync.invalid_path' },
+    ]);
+    expect(fs.readFileSync(contracts(h, 'HDS', 'new.html'), 'utf8')).toBe('new');
+    expect(fs.readFileSync(contracts(h, 'HDS', 'old.html'), 'utf8')).toBe('changed');
+    expect(fs.existsSync(contracts(h, 'HDS', 'big.html'))).toBe(false);
+    expect(fs.existsSync(contracts(h, 'HDS', 'gone.html'))).toBe(false);
+    expect(fs.existsSync(path.join(h.home.home, 'contracts', 'escape.html'))).toBe(false);
+    const leftovers = fs
+      .readdirSync(contracts(h), { recursive: true, encoding: 'utf8' })
+      .filter((f) => isTemporaryFileName(path.basename(f)));
+    expect(leftovers).toEqual([]);
+    // The new bytes are served at once (the cache was told).
+    expect(await (await fetch(`${h.url}/view/new.html`)).text()).toBe('new');
+  });
+
+  it('refuses a malformed batch as a whole and writes nothing; a well-formed neighbour is taken', async () => {
+    const h = await start();
+    const cases: Array<[string, FormPart[], string]> = [
+      [
+        'a file without its filePath',
+        [
+          { name: 'moduleName', content: 'wwwroot' },
+          { name: 'file', content: 'x', filename: 'f' },
+        ],
+        'sync.invalid_form',
+      ],
+      [
+        'two paths then one file',
+        [
+          { name: 'moduleName', content: 'wwwroot' },
+          { name: 'filePath', content: 'HDS/a' },
+          { name: 'filePath', content: 'HDS/b' },
+          { name: 'file', content: 'x', filename: 'f' },
+        ],
+        'sync.invalid_form',
+      ],
+      [
+        'a filePath left without a file',
+        [{ name: 'moduleName', content: 'wwwroot' }, ...file('HDS/a', 'x'), { name: 'filePath', content: 'HDS/b' }],
+        'sync.invalid_form',
+      ],
+      ['no module', file('HDS/a', 'x'), 'sync.missing_field'],
+      ['an unknown module', [{ name: 'moduleName', content: 'nope' }, ...file('HDS/a', 'x')], 'sync.invalid_module'],
+      ['nothing to do', [{ name: 'moduleName', content: 'wwwroot' }], 'sync.missing_field'],
+      [
+        'a file in another field',
+        [
+          { name: 'moduleName', content: 'wwwroot' },
+          { name: 'filePath', content: 'HDS/a' },
+          { name: 'other', content: 'x', filename: 'f' },
+        ],
+        'sync.unexpected_file',
+      ],
+    ];
+    for (const [what, parts, code] of cases) {
+      const res = await batch(h.url, parts);
+      expect(res.status, what).toBe(400);
+      expect(await res.json(), what).toMatchObject({ code });
+    }
+    expect(fs.existsSync(contracts(h, 'HDS'))).toBe(false);
+    const ok = await batch(h.url, [{ name: 'moduleName', content: 'wwwroot' }, ...file('HDS/a', 'x')]);
+    expect(ok.status).toBe(200);
+    expect(fs.readFileSync(contracts(h, 'HDS', 'a'), 'utf8')).toBe('x');
+  });
+
+  it('counts the whole body against the request limit: 413 and nothing written', async () => {
+    const home = hosts.home(
+      testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] }, Kestrel: { Limits: { MaxRequestBodySize: 2048 } } }),
+      { 'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } } },
+    );
+    const h = await hosts.start(home, { wwwroot: wwwrootModule });
+    const parts: FormPart[] = [{ name: 'moduleName', content: 'wwwroot' }];
+    for (let i = 0; i < 4; i++) parts.push(...file(`HDS/f${i}`, 'z'.repeat(700)));
+    const { body, contentType } = multipartBody(parts);
+    const answer = await rawPost(h.url, '/wwwroot/api/sync/batch', body, { ...AUTH, 'Content-Type': contentType });
+    expect(answer.status).toBe(413);
+    expect(answer.body).toContain('request.body_too_large');
+    expect(fs.existsSync(path.join(home.home, 'contracts', 'wwwroot', 'HDS'))).toBe(false);
+  });
+});

@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { resolveContainedPath } from '@ack/host';
+import type { WwwrootRuntime } from '../runtime.js';
+import { contractFolderOf } from './module-folders.js';
+
+interface Digest {
+  size: bigint;
+  mtimeNs: bigint;
+  ino: bigint;
+  sha256: string;
+}
+
+/** Entries kept; past it the oldest go first (a listing recomputes what is missing). */
+const MAX_ENTRIES = 200_000;
+/** Files up to this size are read in one call; bigger ones are streamed. */
+const READ_WHOLE_BYTES = 1024 * 1024;
+
+/**
+ * SHA-256 of the files sync lists, computed once per file and kept while the file's size, mtime
+ * (nanoseconds) and inode stay the same (docs/sync.md "The listing"). Every write the host makes is
+ * a rename, so a new inode; an edit in place changes the mtime. `forget` drops an entry when the
+ * host's invalidation events name the file, so a change the host made is recomputed even if the
+ * file system's clock did not move.
+ */
+export class DigestCache {
+  private readonly entries = new Map<string, Digest>();
+
+  forget(absolute: string): void {
+    this.entries.delete(absolute);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The file's size and digest: from the cache when `stat` matches what was hashed, else read and
+   * hashed now (kept under the facts of the file as opened, so a file replaced meanwhile is
+   * hashed again next time).
+   */
+  async digest(absolute: string, stat: fs.BigIntStats): Promise<{ size: number; sha256: string }> {
+    const known = this.entries.get(absolute);
+    if (known && known.size === stat.size && known.mtimeNs === stat.mtimeNs && known.ino === stat.ino)
+      return { size: Number(known.size), sha256: known.sha256 };
+    const handle = await fs.promises.open(absolute, 'r');
+    let facts: fs.BigIntStats;
+    const hash = createHash('sha256');
+    let read = 0;
+    try {
+      facts = await handle.stat({ bigint: true });
+      if (facts.size <= READ_WHOLE_BYTES) {
+        const data = await handle.readFile();
+        read = data.length;
+        hash.update(data);
+      } else {
+        for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) {
+          read += chunk.length;
+          hash.update(chunk);
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+    const sha256 = hash.digest('hex');
+    this.entries.delete(absolute);
+    if (BigInt(read) === facts.size)
+      this.entries.set(absolute, { size: facts.size, mtimeNs: facts.mtimeNs, ino: facts.ino, sha256 });
+    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    return { size: read, sha256 };
+  }
+}
+
+/**
+ * The listing's digest cache, kept fresh by the host's invalidation events (a sync upload or
+ * batch, a module's contract refresh, a contract sync, from any worker) on top of its own
+ * size + mtime + inode check.
+ */
+export function createDigestCache(runtime: WwwrootRuntime): DigestCache {
+  const cache = new DigestCache();
+  runtime.ctx.host.invalidation.subscribe((event) => {
+    if (event.kind === 'file') cache.forget(event.path);
+    else if (event.kind === 'contract-sync') event.event.files.forEach((file) => cache.forget(file));
+    else if (event.kind === 'contract')
+      void contractFolderOf(runtime, event.moduleId)
+        .then((folder) => {
+          const resolved = resolveContainedPath(folder, event.change.filePath);
+          if (resolved.ok) cache.forget(resolved.absolute);
+        })
+        .catch(() => undefined);
+  });
+  return cache;
+}

@@ -1,0 +1,168 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { isTemporaryFileName, resolveContainedPath } from '@ack/host';
+import type { WwwrootRuntime } from '../runtime.js';
+import { batchOffer } from './batch.js';
+import type { DigestCache } from './digest-cache.js';
+import { contractFolderOf } from './module-folders.js';
+import { parseModuleName, queryOf, resolveInFolder } from './targets.js';
+
+/** Files hashed at once while listing: enough to keep the disk busy, few enough to stay fair. */
+const HASH_CONCURRENCY = 8;
+/** Lines are sent in chunks of about this size rather than one write each. */
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * What a sync listing says of one file (docs/wire-formats.md "Sync listing"): its path relative to
+ * the module's contract folder, its size and its SHA-256.
+ */
+export interface ListedFile {
+  path: string;
+  size: number;
+  sha256: string;
+}
+
+/** True when `real` is `root` or inside it (both real paths). */
+const inside = (root: string, real: string) => real === root || real.startsWith(root + path.sep);
+
+/**
+ * Walks `start` (a file or a folder under the contract folder `root`) and yields every file it
+ * holds, sorted by path, relative to `root`. Never names anything outside `root`: a symlink is
+ * listed only when its real path is a file inside `root`'s real path, and symlinked folders are
+ * not entered (no loops, no escape). Temporary upload files (`.*.ack-tmp`) are skipped.
+ */
+export async function* walkContained(
+  root: string,
+  start: string,
+): AsyncGenerator<{ absolute: string; relative: string; stat: fs.BigIntStats }> {
+  const realRoot = await fs.promises.realpath(root).catch(() => undefined);
+  if (!realRoot) return;
+  const relativeOf = (absolute: string) => path.relative(root, absolute).split(path.sep).join('/');
+  /** The file's facts when it may be listed: a regular file, or a symlink to one inside the root. */
+  const fileFacts = async (absolute: string, isLink: boolean): Promise<fs.BigIntStats | undefined> => {
+    if (isLink) {
+      const real = await fs.promises.realpath(absolute).catch(() => undefined);
+      if (!real || !inside(realRoot, real)) return undefined;
+    }
+    const stat = await fs.promises.stat(absolute, { bigint: true }).catch(() => undefined);
+    return stat?.isFile() ? stat : undefined;
+  };
+
+  const top = await fs.promises.lstat(start).catch(() => undefined);
+  if (!top) return;
+  const realStart = await fs.promises.realpath(start).catch(() => undefined);
+  if (!realStart || !inside(realRoot, realStart)) return;
+  if (!top.isDirectory() && !(top.isSymbolicLink() && (await fs.promises.stat(start)).isDirectory())) {
+    if (isTemporaryFileName(path.basename(start))) return;
+    const stat = await fileFacts(start, top.isSymbolicLink());
+    if (stat) yield { absolute: start, relative: relativeOf(start), stat };
+    return;
+  }
+
+  const walk = async function* (
+    dir: string,
+  ): AsyncGenerator<{ absolute: string; relative: string; stat: fs.BigIntStats }> {
+    const entries = (await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []))
+      .filter((entry) => !isTemporaryFileName(entry.name))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // The folder's files are looked at together (one round trip, not one per file), then yielded in order.
+    const facts = await Promise.all(
+      entries.map((entry) =>
+        entry.isFile() || entry.isSymbolicLink()
+          ? fileFacts(path.join(dir, entry.name), entry.isSymbolicLink())
+          : undefined,
+      ),
+    );
+    for (const [i, entry] of entries.entries()) {
+      const absolute = path.join(dir, entry.name);
+      const stat = facts[i];
+      if (entry.isDirectory()) yield* walk(absolute);
+      else if (stat) yield { absolute, relative: relativeOf(absolute), stat };
+    }
+  };
+  yield* walk(start);
+}
+
+/**
+ * Streams the listing of `start` as NDJSON: one `{ path, size, sha256 }` line per file, then one
+ * closing `{ done: true, files, bytes, ... }` line, so that a client can tell a whole listing from
+ * a cut-off one. Hashes a few files at once but writes them in order, in chunks, and waits when
+ * the client reads slowly.
+ */
+export async function streamListing(
+  res: Response,
+  root: string,
+  start: string,
+  cache: DigestCache,
+  trailer: Record<string, unknown>,
+): Promise<void> {
+  res.status(200);
+  res.setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  let files = 0;
+  let bytes = 0;
+  let chunk = '';
+  const send = async () => {
+    if (res.destroyed) throw new Error('client gone');
+    const text = chunk;
+    chunk = '';
+    if (!res.write(text)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+  };
+  const window: Array<Promise<string | undefined>> = [];
+  const flush = async (keep: number) => {
+    while (window.length > keep) {
+      const line = await window.shift()!;
+      if (line === undefined) continue;
+      chunk += line;
+      if (chunk.length >= CHUNK_BYTES) await send();
+    }
+  };
+  for await (const file of walkContained(root, start)) {
+    // A file removed between the walk and the read is simply not listed.
+    window.push(
+      cache.digest(file.absolute, file.stat).then(
+        ({ size, sha256 }) => {
+          const entry: ListedFile = { path: file.relative, size, sha256 };
+          files++;
+          bytes += size;
+          return `${JSON.stringify(entry)}\n`;
+        },
+        () => undefined,
+      ),
+    );
+    await flush(HASH_CONCURRENCY);
+  }
+  await flush(0);
+  chunk += `${JSON.stringify({ done: true, files, bytes, ...trailer })}\n`;
+  await send();
+  res.end();
+}
+
+/**
+ * `GET /wwwroot/api/sync/list?moduleName=&prefix=` (docs/wire-formats.md "Sync listing"): every file
+ * under `prefix` in the module's contract folder, with size and SHA-256, as NDJSON. A bad module or
+ * a prefix that leaves the folder is a 400 problem, as for an upload.
+ */
+export function createListHandler(runtime: WwwrootRuntime, cache: DigestCache): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const query = queryOf(req);
+      const module = parseModuleName(query.get('modulename'));
+      const folder = await contractFolderOf(runtime, module);
+      const prefix = query.get('prefix') ?? '';
+      const lexical = resolveContainedPath(folder, prefix);
+      // No prefix (or only `/` and `.`) is the whole folder; anything else resolves like a target.
+      const start =
+        !lexical.ok && lexical.reason === 'empty' ? folder : (await resolveInFolder(folder, prefix)).absolute;
+      await streamListing(res, folder, start, cache, {
+        module,
+        prefix: path.relative(folder, start).split(path.sep).join('/'),
+        batch: batchOffer(runtime),
+      });
+    } catch (err) {
+      if (res.headersSent) return void res.destroy(); // mid-listing: cut short, the client sees no closing line
+      next(err);
+    }
+  };
+}

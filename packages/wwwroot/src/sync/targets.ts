@@ -1,0 +1,58 @@
+import type { Request } from 'express';
+import { ProblemError, checkNoSymlinkEscape, parseContractType, resolveContainedPath } from '@ack/host';
+import type { WwwrootRuntime } from '../runtime.js';
+import { contractFolderOf } from './module-folders.js';
+
+/** A 400 sync problem (docs/sync.md). */
+export const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `sync.${code}`, detail });
+
+/** `moduleName` as upload, listing and batch read it (any case); a 400 when missing or unknown. */
+export function parseModuleName(text: string | undefined): string {
+  const trimmed = text?.trim();
+  if (!trimmed) throw bad('missing_field', 'The field moduleName is required.');
+  const module = parseContractType(trimmed);
+  if (!module)
+    throw bad(
+      'invalid_module',
+      'moduleName must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.',
+    );
+  return module;
+}
+
+/**
+ * A path a client names inside a module's contract folder, through the one resolver uploads use
+ * (lexical check, then no symlink leading out): 400 `sync.invalid_path` when it leaves the folder.
+ */
+export async function resolveInFolder(
+  folder: string,
+  filePath: string,
+): Promise<{ relative: string; absolute: string }> {
+  const resolved = resolveContainedPath(folder, filePath);
+  if (!resolved.ok)
+    throw bad(
+      'invalid_path',
+      `filePath is refused (${resolved.reason}): it must stay inside the module's contract folder.`,
+    );
+  if (!(await checkNoSymlinkEscape(folder, resolved.absolute)))
+    throw bad(
+      'invalid_path',
+      "filePath is refused (symlink-escape): it must stay inside the module's contract folder.",
+    );
+  return { relative: resolved.relative, absolute: resolved.absolute };
+}
+
+/** The module's contract folder and a path in it, resolved as an upload resolves its target. */
+export async function resolveModulePath(
+  runtime: WwwrootRuntime,
+  module: string,
+  filePath: string,
+): Promise<{ folder: string; relative: string; absolute: string }> {
+  const folder = await contractFolderOf(runtime, module);
+  return { folder, ...(await resolveInFolder(folder, filePath)) };
+}
+
+/** Query parameters by lower-cased name, the first of each (the refresh route and the listing read them so). */
+export function queryOf(req: Request): Map<string, string> {
+  const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length));
+  return new Map([...query].map(([k, v]) => [k.toLowerCase(), v] as const).reverse());
+}

@@ -14,6 +14,10 @@ export default tseslint.config(
       'coverage/**',
       'bench/.work/**',
       'bench/.work-fault/**',
+      'bench/.work-sync/**',
+      // Mutation testing's sandboxes and reports (pnpm test:mutation).
+      '.stryker-tmp/**',
+      'reports/**',
       'examples/**/lib/**',
       '**/*.d.mts',
     ],

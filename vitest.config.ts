@@ -35,6 +35,8 @@ export default defineConfig({
       reportsDirectory: 'coverage',
       include: ['packages/*/src/**/*.ts'],
       exclude: ['**/*.test.ts', '**/test-support/**', '**/test-fixture.ts', '**/*.d.ts'],
+      // The figures are written even when a test fails, so that a flaky test does not cost the run.
+      reportOnFailure: true,
     },
   },
 });

@@ -146,7 +146,9 @@ describe('ack serve', () => {
     try {
       const run = await runAck(['serve', '--app-dir', home.appDir, '--port', String(port), '--host', '127.0.0.1']);
       expect(run.code).toBe(1);
-      expect(run.stderr.trim().split('\n')).toEqual([`ack: port ${port} is already in use (127.0.0.1:${port}); choose another with --port`]);
+      expect(run.stderr.trim().split('\n')).toEqual([
+        `ack: port ${port} is already in use (127.0.0.1:${port}); choose another with --port`,
+      ]);
     } finally {
       blocker.close();
     }

@@ -148,7 +148,8 @@ export async function moveStaged(staged: StagedFile, dir: string): Promise<Stage
   }
   const copy = await stageCopy(dir, staged);
   await discardStaged(staged);
-  return copy;
+  // The folder made above is this file's too: a discard of the copy removes it when left empty.
+  return { ...copy, createdDir: made ?? (copy as StagedInternal).createdDir } as StagedInternal;
 }
 
 /** Removes staged temporary files (and the folders created for them, when left empty). Never throws. */

@@ -15,6 +15,7 @@ import {
   probeModule,
   testAppSettings,
   useTestHosts,
+  waitFor,
   type TestHome,
 } from '../test-support/index.js';
 import type { AckHost } from '../host.js';
@@ -260,12 +261,12 @@ describe('certificate renewal', () => {
     const after = fingerprintOfFile(path.join(dir, 'dev.crt'));
     expect(after).not.toBe(before);
 
-    const deadline = Date.now() + 15_000;
-    let seen = await fingerprintOf(h.tlsUrl);
-    while (seen !== after && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      seen = await fingerprintOf(h.tlsUrl);
-    }
+    let seen: string | undefined;
+    await waitFor(async () => (seen = await fingerprintOf(h.tlsUrl)) === after, {
+      timeout: 15_000,
+      interval: 100,
+      message: () => `new connections to get the renewed certificate (still ${seen})`,
+    });
     expect(seen).toBe(after);
 
     // The connection opened before the renewal is still the same one, and still serves.
@@ -289,10 +290,11 @@ describe('certificate renewal', () => {
     const before = await fingerprintOf(h.tlsUrl);
     fs.writeFileSync(path.join(home!.appDir, 'dev.crt'), 'not a certificate');
     const logFile = path.join(home!.home, 'log', 'app.log');
-    const deadline = Date.now() + 15_000;
-    const logged = () =>
-      fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('certificate change not applied');
-    while (!logged() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => fs.readFileSync(logFile, 'utf8').includes('certificate change not applied'), {
+      timeout: 15_000,
+      interval: 100,
+      message: 'the log to say the certificate change was not applied',
+    });
     expect(fs.readFileSync(logFile, 'utf8')).toMatch(
       /certificate change not applied, the running certificate stays: AppSettings:ServerDevCertFilePath: .*dev\.crt is not a PEM certificate/,
     );

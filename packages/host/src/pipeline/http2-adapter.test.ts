@@ -12,6 +12,7 @@ import {
   probeModule,
   testAppSettings,
   useTestHosts,
+  waitFor,
 } from '../test-support/index.js';
 
 // The HTTP/2 adapter (pipeline/http2-adapter.ts): Express middleware and routes written for
@@ -71,7 +72,7 @@ const habits: AckModuleFactory = () => {
   return { routes: [{ mount: '/habits/api', handler: router }] };
 };
 
-async function start(extra: Record<string, unknown> = {}) {
+async function start(extra: Record<string, unknown> = {}, events: string[] = []) {
   const home = hosts.home(
     testAppSettings({
       AppSettings: {
@@ -84,7 +85,7 @@ async function start(extra: Record<string, unknown> = {}) {
     moduleFiles(['probe', 'habits']),
   );
   makeTestCertificate(home.appDir);
-  const { host } = await hosts.start(home, { probe: probeModule(), habits }, {}, { tlsPort: 0 });
+  const { host } = await hosts.start(home, { probe: probeModule(events), habits }, {}, { tlsPort: 0 });
   const client = nodeHttp2Client(host.tlsUrl);
   clients.push(client);
   return { host, send: client.send };
@@ -186,9 +187,10 @@ describe('HTTP/2 adapter', () => {
   });
 
   it('finishes streams in flight at shut-down (GOAWAY) and closes', async () => {
-    const { host, send } = await start();
+    const events: string[] = [];
+    const { host, send } = await start({}, events);
     const slow = send({ path: '/probe/api/slow?ms=400' });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => events.includes('slow:probe'), { message: 'the slow request to reach the module' });
     await host.close({ graceMs: 5_000 });
     expect(JSON.parse((await slow).text)).toEqual({ waited: 400 });
     expect(fs.existsSync(host.paths.entryBasePath)).toBe(true);

@@ -8,6 +8,7 @@ import {
   useTestHosts,
   type TestHome,
   type TestHost,
+  waitFor,
 } from '../test-support/index.js';
 
 const hosts = useTestHosts();
@@ -316,8 +317,14 @@ describe('connection limits', () => {
     const second = await rawRequest(url, 'GET /probe-public HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(second).toBe('');
     first.destroy();
-    await new Promise((r) => setTimeout(r, 50));
-    const third = await rawRequest(url, 'GET /probe-public HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    // The host sees the first connection close a moment later: until then a new one is still refused.
+    const third = await waitFor(
+      async () => {
+        const reply = await rawRequest(url, 'GET /probe-public HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+        return /^HTTP\/1\.1 /.test(reply) && reply;
+      },
+      { message: 'a connection to be accepted once the first one closed' },
+    );
     expect(third).toMatch(/^HTTP\/1\.1 200/);
   });
 });

@@ -12,7 +12,8 @@ declare module 'express-session' {
  * A module for tests of the pipeline: a public-phase answer at `/<id>-public`, a static-phase
  * answer at `/<id>-static`, and routes under `/<id>/api` (`touch` writes the session, `json` parses
  * a JSON body (with the host's body reader), `slow?ms=` answers late, `boom` throws, `own-headers`
- * sets its own `X-Frame-Options` and `Vary`).
+ * sets its own `X-Frame-Options` and `Vary`). `events` records starts, closes and each `slow`
+ * request as it arrives (`slow:<id>`), for tests that act while a request is in flight.
  */
 export function probeModule(events: string[] = []): AckModuleFactory {
   return (ctx) => {
@@ -31,6 +32,7 @@ export function probeModule(events: string[] = []): AckModuleFactory {
     router.post('/json', ctx.host.bodies.json('probe', 1024 * 1024), (req, res) => res.json({ received: req.body }));
     router.get('/slow', (req, res) => {
       const ms = Number(req.query.ms ?? 500);
+      events.push(`slow:${ctx.id}`);
       setTimeout(() => res.json({ waited: ms }), ms);
     });
     router.get('/boom', () => {

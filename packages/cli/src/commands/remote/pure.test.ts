@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHash } from 'node:crypto';
 import { basicAuthorization, hostAccessHeader } from './credentials.js';
 import { DEFAULT_RETRY, isRetryable, retryDelayMs } from './retry.js';
@@ -65,7 +65,12 @@ describe('exit codes', () => {
 });
 
 describe('keyed queue', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('debounces a burst into one run, and runs a key touched while running once more afterwards, never twice at once', async () => {
+    vi.useFakeTimers();
     const runs: string[] = [];
     let running = 0;
     let maxRunning = 0;
@@ -82,10 +87,13 @@ describe('keyed queue', () => {
       },
     });
     for (let i = 0; i < 5; i++) queue.touch('a');
-    while (runs.length === 0) await new Promise((r) => setTimeout(r, 5));
+    // The debounce is a timer: the test moves the clock rather than sleeping.
+    await vi.advanceTimersByTimeAsync(10);
+    expect(runs).toEqual(['a']);
     queue.touch('a');
     queue.touch('a');
-    await new Promise((r) => setTimeout(r, 40)); // debounce over while the first run is still going
+    await vi.advanceTimersByTimeAsync(10); // debounce over while the first run is still going
+    expect(runs).toEqual(['a']);
     release();
     await queue.idle();
     expect(runs).toEqual(['a', 'a']);
@@ -106,8 +114,7 @@ describe('keyed queue', () => {
       },
     });
     queue.touch('f');
-    await new Promise((r) => setTimeout(r, 5));
-    await queue.idle();
+    await queue.idle(); // a key waiting for its retry is not idle
     expect(attempts).toEqual([1, 2, 3]);
   });
 
@@ -125,7 +132,6 @@ describe('keyed queue', () => {
       },
     });
     for (const k of ['a', 'b', 'c', 'd']) queue.touch(k);
-    await new Promise((r) => setTimeout(r, 5));
     await queue.idle();
     expect(maxRunning).toBe(2);
   });

@@ -20,6 +20,7 @@ import {
   startTestHost,
   testAppSettings,
   type TestHost,
+  waitFor,
 } from '../../test-support/index.js';
 
 // ack behind the edges shipped in examples/edge (docs/protocols.md): Caddy with HTTP/3 and nginx
@@ -73,12 +74,10 @@ async function freePort(): Promise<number> {
   }
 }
 
-/** Waits until the edge answers over TLS on `port` (bounded). */
+/** Waits until the edge answers over TLS on `port` (bounded, within the hook's time limit), or fails at once if it exits. */
 async function waitForEdge(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`edge exited (${child.exitCode}):\n${output()}`);
-    const status = await new Promise<number>((resolve) => {
+  const answers = () =>
+    new Promise<boolean>((resolve) => {
       const req = https.get(
         {
           host: '::1',
@@ -91,16 +90,18 @@ async function waitForEdge(port: number, child: ChildProcess, output: () => stri
         },
         (res) => {
           res.resume();
-          resolve(res.statusCode ?? 0);
+          resolve(res.statusCode === 200);
         },
       );
-      req.on('error', () => resolve(0));
+      req.on('error', () => resolve(false));
       req.on('timeout', () => req.destroy());
     });
-    if (status === 200) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`edge did not answer on port ${port}:\n${output()}`);
+  await waitFor(async () => child.exitCode !== null || (await answers()), {
+    timeout: 30_000,
+    interval: 200,
+    message: () => `the edge to answer on port ${port}; its output:\n${output()}`,
+  });
+  if (child.exitCode !== null) throw new Error(`edge exited (${child.exitCode}):\n${output()}`);
 }
 
 function startChild(

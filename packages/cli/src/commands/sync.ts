@@ -14,7 +14,7 @@ import { applicationFolderHint, joinRemote } from './remote/path-mapping.js';
 import { listFiles, sha256File } from './remote/files.js';
 import { createProgress, formatBytes, runLimited } from './remote/progress.js';
 import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
-import { exitCodeFor, type Outcome } from './remote/outcome.js';
+import { exitCodeFor, uploadResultJson, type Outcome } from './remote/outcome.js';
 import { watchFolder } from './remote/watch.js';
 import { deltaUpload } from './remote/delta-upload.js';
 
@@ -135,7 +135,7 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
   progress.done();
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify({ ok: results.every((r) => r.ok), module: options.module, change, dryRun: false, ...(hint ? { hint } : {}), results: results.map(jsonResult) }, null, 2)}\n`,
+      `${JSON.stringify({ ok: results.every((r) => r.ok), module: options.module, change, dryRun: false, ...(hint ? { hint } : {}), results: results.map(uploadResultJson) }, null, 2)}\n`,
     );
   } else {
     if (showProgress) results.forEach((r) => !r.ok && printUpload(r, change, urls.length > 1));
@@ -179,22 +179,6 @@ async function dryRun(
     `dry run: ${planned.length} file${planned.length === 1 ? '' : 's'}, ${formatBytes(total)}, to ${urls.join(', ')}; nothing was sent\n`,
   );
   return EXIT_CODES.ok;
-}
-
-function jsonResult(r: UploadResult) {
-  const body = (r.body ?? {}) as Record<string, unknown>;
-  return {
-    url: r.url,
-    path: r.path,
-    file: r.file,
-    ok: r.ok,
-    status: r.status,
-    bytes: body.bytes,
-    sha256: body.sha256,
-    existed: body.existed,
-    refresh: body.refresh,
-    error: r.error,
-  };
 }
 
 function printUpload(r: UploadResult, change: ChangeType, several: boolean): void {

@@ -141,13 +141,7 @@ export class UploadFlow {
 
   /** Runs one upload request to its answer; errors go to `next` (the host's problem responder). */
   handle<R>(req: Request, res: Response, next: (err?: unknown) => void, handling: UploadHandling<R>): Promise<void> {
-    const run = this.run(req, res, handling).catch((err: unknown) => {
-      if (err instanceof ClientGoneError) return void res.destroy();
-      next(err);
-    });
-    this.inFlight.add(run);
-    void run.finally(() => this.inFlight.delete(run));
-    return run;
+    return this.track(this.run(req, res, handling), res, next);
   }
 
   /**
@@ -162,7 +156,12 @@ export class UploadFlow {
     next: (err?: unknown) => void,
     handling: BatchHandling<R>,
   ): Promise<void> {
-    const run = this.runBatch(req, res, handling).catch((err: unknown) => {
+    return this.track(this.runBatch(req, res, handling), res, next);
+  }
+
+  /** An upload in flight until it ends: its failure goes to `next`, a client gone gets nothing. */
+  private track(work: Promise<void>, res: Response, next: (err?: unknown) => void): Promise<void> {
+    const run = work.catch((err: unknown) => {
       if (err instanceof ClientGoneError) return void res.destroy();
       next(err);
     });

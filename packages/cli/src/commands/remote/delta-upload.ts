@@ -1,7 +1,7 @@
 import { CliError, EXIT_CODES } from './exit-codes.js';
 import { pushPlan, type PushResult } from './batch-push.js';
 import { localFiles, planDelta, planHosts, type HostDelta, type LocalFile } from './delta-plan.js';
-import { exitCodeFor } from './outcome.js';
+import { exitCodeFor, uploadResultJson } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
 import { applicationFolderHint } from './path-mapping.js';
 import { createProgress, formatBytes } from './progress.js';
@@ -95,7 +95,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
           // A host that could not be listed is one result, with its error.
           results: [
             ...failed.map((d) => ({ url: d.url, ok: false, status: d.failure!.status, error: d.failure!.error })),
-            ...results.map(jsonResult),
+            ...results.map(uploadResultJson),
           ],
         },
         null,
@@ -121,23 +121,6 @@ function printResult(r: PushResult, bytes: number, several: boolean): void {
   const where = several ? ` on ${r.url}` : '';
   if (r.ok) process.stdout.write(`${r.change} ${r.path}${r.change === 'Deleted' ? '' : ` (${bytes} bytes)`}${where}\n`);
   else process.stderr.write(`ack: ${r.path}: ${r.error}\n`);
-}
-
-function jsonResult(r: PushResult) {
-  const body = (r.body ?? {}) as Record<string, unknown>;
-  return {
-    url: r.url,
-    path: r.path,
-    file: r.file,
-    change: r.change,
-    ok: r.ok,
-    status: r.status,
-    bytes: body.bytes,
-    sha256: body.sha256,
-    existed: body.existed,
-    refresh: body.refresh,
-    error: r.error,
-  };
 }
 
 /** `--dry-run`: the creations, changes and deletions per host; nothing is sent. */

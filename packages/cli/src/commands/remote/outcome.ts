@@ -26,3 +26,21 @@ export function exitForStatus(status: number): number {
   if (status === 400 || status === 413 || status === 415 || status === 422) return EXIT_CODES.usage;
   return EXIT_CODES.failed;
 }
+
+/** One file's upload as the `--json` documents of `ack sync upload` list it (docs/sync.md). */
+export function uploadResultJson(r: Outcome & { path: string; file?: string; change?: string }) {
+  const body = (r.body ?? {}) as Record<string, unknown>;
+  return {
+    url: r.url,
+    path: r.path,
+    file: r.file,
+    ...(r.change === undefined ? {} : { change: r.change }),
+    ok: r.ok,
+    status: r.status,
+    bytes: body.bytes,
+    sha256: body.sha256,
+    existed: body.existed,
+    refresh: body.refresh,
+    error: r.error,
+  };
+}

@@ -71,7 +71,9 @@ const settingsFile = fc.record({
   ),
 });
 
-function writeHome(c: fc.RecordValue<typeof settingsFile extends fc.Arbitrary<infer T> ? T : never>): TestHome {
+type SettingsCase = typeof settingsFile extends fc.Arbitrary<infer T> ? T : never;
+
+function writeHome(c: SettingsCase): TestHome {
   const settings: Record<string, Record<string, unknown>> = {
     AppSettings: { LoadModules: ['wwwroot'], SessionState: { StoreStartupWaitSeconds: 0 } },
     Serilog: { WriteTo: [] },

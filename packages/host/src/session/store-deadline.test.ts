@@ -1,6 +1,4 @@
-import { once } from 'node:events';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { createConnection } from 'mysql2';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -10,6 +8,7 @@ import {
   testAppSettings,
   testDatabases,
   useTestHosts,
+  TcpRelay,
   type DatabaseAddress,
   type TestHost,
 } from '../test-support/index.js';
@@ -17,70 +16,16 @@ import {
 // A store that stops answering without closing its connections (a firewall dropping packets, a
 // frozen server): the host must answer within `StoreTimeoutSeconds`, not hang (docs/sessions.md).
 const hosts = useTestHosts();
-const holes: BlackHole[] = [];
+const holes: TcpRelay[] = [];
+/** A relay to a real database that the test can switch to swallow every byte. */
+const holeTo = (target: DatabaseAddress) => {
+  const hole = new TcpRelay(target);
+  holes.push(hole);
+  return hole;
+};
 afterEach(async () => {
-  for (const h of holes.splice(0)) await h.close();
+  for (const h of holes.splice(0)) await h.cut();
 });
-
-/**
- * A TCP relay to a real database that can be switched to swallow every byte in both directions:
- * no answer, no reset, connections stay open. Switched back, it forwards again, on old and new
- * connections alike (what was swallowed stays lost).
- */
-class BlackHole {
-  private swallowing = false;
-  private delayMs = 0;
-  private readonly sockets = new Set<net.Socket>();
-  private readonly server: net.Server;
-  constructor(target: DatabaseAddress) {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(target.port, target.host);
-      const relay = (from: net.Socket, to: net.Socket) =>
-        from.on('data', (chunk: Buffer) => {
-          if (this.swallowing) return;
-          if (this.delayMs > 0) setTimeout(() => to.write(chunk), this.delayMs);
-          else to.write(chunk);
-        });
-      relay(client, upstream);
-      relay(upstream, client);
-      for (const [s, other] of [
-        [client, upstream],
-        [upstream, client],
-      ] as const) {
-        this.sockets.add(s);
-        s.on('error', () => {});
-        s.on('close', () => {
-          this.sockets.delete(s);
-          other.destroy();
-        });
-      }
-    });
-    holes.push(this);
-  }
-  async listen(): Promise<number> {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    return (this.server.address() as net.AddressInfo).port;
-  }
-  swallow(): void {
-    this.swallowing = true;
-  }
-  forward(): void {
-    this.swallowing = false;
-  }
-  /** Every chunk, each way, arrives this late (in order). */
-  slow(ms: number): void {
-    this.delayMs = ms;
-  }
-  /** Drops every open connection (the database restarted); new ones are relayed. */
-  reset(): void {
-    for (const s of this.sockets) s.destroy();
-  }
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise((r) => this.server.close(r));
-  }
-}
 
 const LOG_SETTINGS = {
   Serilog: {
@@ -101,7 +46,7 @@ async function count(t: TestHost, cookie?: string): Promise<Response> {
  * requests get their 503 within the deadline (one log line for all of them), then the relay
  * forwards again and the same session goes on, without a restart.
  */
-async function blackHoleScenario(t: TestHost, hole: BlackHole, kind: string): Promise<void> {
+async function blackHoleScenario(t: TestHost, hole: TcpRelay, kind: string): Promise<void> {
   const first = await count(t);
   expect(first.status).toBe(200);
   expect(await first.json()).toEqual({ count: 1 });
@@ -143,7 +88,7 @@ async function blackHoleScenario(t: TestHost, hole: BlackHole, kind: string): Pr
 
 describe('a shared session store that stops answering (black hole)', () => {
   it('Redis: 503 with Retry-After within StoreTimeoutSeconds, one log line, recovery without a restart', async () => {
-    const hole = new BlackHole(testDatabases().redis);
+    const hole = holeTo(testDatabases().redis);
     const port = await hole.listen();
     const home = hosts.home(
       testAppSettings({
@@ -164,7 +109,7 @@ describe('a shared session store that stops answering (black hole)', () => {
   });
 
   it('MariaDB: 503 with Retry-After within StoreTimeoutSeconds, one log line, recovery without a restart', async () => {
-    const hole = new BlackHole(testDatabases().mysql);
+    const hole = holeTo(testDatabases().mysql);
     const port = await hole.listen();
     const table = `Deadline_${process.pid}_${Date.now()}`;
     const home = hosts.home(
@@ -195,7 +140,7 @@ describe('a shared session store that stops answering (black hole)', () => {
 
 describe('a shared session store that answers slowly, within the deadline', () => {
   it('serves the session (200) and logs no failure', async () => {
-    const hole = new BlackHole(testDatabases().redis);
+    const hole = holeTo(testDatabases().redis);
     const port = await hole.listen();
     const home = hosts.home(
       testAppSettings({
@@ -229,7 +174,7 @@ describe('a shared session store that answers slowly, within the deadline', () =
 
 describe('the SQL driver while the store fails', () => {
   it('writes nothing to stdout: what knex has to say about failed connections goes to the host log', async () => {
-    const hole = new BlackHole(testDatabases().mysql);
+    const hole = holeTo(testDatabases().mysql);
     const port = await hole.listen();
     const table = `Quiet_${process.pid}_${Date.now()}`;
     const home = hosts.home(

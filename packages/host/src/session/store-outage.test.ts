@@ -12,7 +12,7 @@ import {
   testAppSettings,
   testDatabases,
   useTestHosts,
-  type DatabaseAddress,
+  TcpRelay,
 } from '../test-support/index.js';
 
 // A private redis-server on a free port stands for "the database": it is stopped and started
@@ -48,34 +48,6 @@ async function startRedis(port: number): Promise<ChildProcess> {
     child.on('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out}`)));
   });
   return child;
-}
-
-/** A TCP relay to a real database that the test can cut (every connection dropped) and reopen. */
-class Relay {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  constructor(private readonly target: DatabaseAddress) {}
-  async open(port: number): Promise<number> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('error', () => {});
-        s.on('close', () => this.sockets.delete(s));
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    this.server = server;
-    server.listen(port, '127.0.0.1');
-    await once(server, 'listening');
-    return (server.address() as net.AddressInfo).port;
-  }
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise((r) => server.close(r));
-  }
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -134,8 +106,8 @@ describe('a shared session store that goes away', () => {
   });
 
   it('recovers a SQL store (MariaDB behind a TCP relay the test cuts) without a restart', async () => {
-    const relay = new Relay(testDatabases().mysql);
-    const port = await relay.open(0);
+    const relay = new TcpRelay(testDatabases().mysql);
+    const port = await relay.listen(0);
     const table = `Outage_${process.pid}_${Date.now()}`;
     const home = hosts.home(
       testAppSettings({
@@ -162,7 +134,7 @@ describe('a shared session store that goes away', () => {
       expect(down.status).toBe(503);
       expect(await down.json()).toMatchObject({ code: 'session.store_unavailable' });
       expect((await fetch(`${t.url}/probe-static`)).status).toBe(200);
-      await relay.open(port);
+      await relay.listen(port);
       await vi.waitFor(
         async () => {
           const res = await fetch(`${t.url}/probe/api/count`, { headers: { Cookie: cookie } });

@@ -127,3 +127,4 @@ export { mountTinyFilesystem } from './tiny-fs.js';
 export { waitFor, type WaitForOptions } from './wait-for.js';
 export { fuzzOptions, type FuzzOptions } from './fuzz.js';
 export { testDatabases, type DatabaseAddress } from './databases.js';
+export { TcpRelay } from './tcp-relay.js';

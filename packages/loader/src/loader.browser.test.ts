@@ -1,8 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '@ack/host';
+import { freePort } from '@ack/host/test-support';
 import { launchChromium, observedPage, textAssetsOf, type ObservedPage } from './test-support/browser.js';
-import { closedPort, startLoaderHome } from './test-support/hosts.js';
+import { startLoaderHome } from './test-support/hosts.js';
 
 // The loader in a real browser against a real host whose catalog exercises every rule of
 // docs/loader.md: all text asset types, several scripts and styles, a missing target (404), a duplicate
@@ -357,7 +358,7 @@ describe('manifest failures: logged, the page still starts', () => {
   });
 
   it('manifest unreachable (nothing listening at the base URL)', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     home.writePage('unreachable.html', page(`data-ack-autoload data-ack-base-url="http://127.0.0.1:${port}"`));
     await expectStartedWithManifestProblem(await openAndWait('/unreachable.html'), /manifest not loaded: /);
   });

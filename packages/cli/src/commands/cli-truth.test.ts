@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
+import { freePort, testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
-import { closedPort, workDir } from '../test-support/work.js';
+import { workDir } from '../test-support/work.js';
 
 // The CLI tells the truth: one JSON document per --json run, progress only on a terminal,
 // --dry-run sends nothing, watch checks credentials first and pushes with --initial.
@@ -43,7 +43,7 @@ describe('--json prints exactly one document, in one shape per command', () => {
   it('ack sync upload: success, bad usage, no token, refused token, unreachable host, missing file', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'HDS/a.html': 'a' });
-    const port = await closedPort();
+    const port = await freePort();
     const keys = ['change', 'dryRun', 'module', 'ok', 'results'];
     const runs = {
       success: await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url, '--json'], { env }),
@@ -89,7 +89,7 @@ describe('--json prints exactly one document, in one shape per command', () => {
 
   it('ack manifest and ack contract-sync: the same shape on success and on failure', async () => {
     const h = await host();
-    const port = await closedPort();
+    const port = await freePort();
     for (const args of [
       ['manifest', '--url', h.url],
       ['manifest', '--url', `http://127.0.0.1:${port}`, '--retries', '0'],
@@ -181,7 +181,7 @@ describe('ack sync upload --dry-run', () => {
       `would upload HDS/a.html (4 bytes)\nwould upload HDS/sub/b.js (2 bytes)\ndry run: 2 files, 6 B, to ${h.url}; nothing was sent\n`,
     );
     expect(tree(h.contracts)).toEqual(before);
-    const port = await closedPort();
+    const port = await freePort();
     const json = await runAck(
       ['sync', 'upload', dir, '--module', 'wwwroot', '--url', `http://127.0.0.1:${port}`, '--dry-run', '--json'],
       { env },

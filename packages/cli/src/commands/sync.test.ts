@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
+import { freePort, testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
-import { closedPort, workDir } from '../test-support/work.js';
+import { workDir } from '../test-support/work.js';
 
 // These tests run the BUILT `ack` binary (`pnpm build` first) against a host started here.
 
@@ -161,7 +161,7 @@ describe('ack sync upload', () => {
 
   it('exits 1 saying which host is unreachable; several hosts fail if any fails', async () => {
     const h = await host();
-    const port = await closedPort();
+    const port = await freePort();
     const dir = workDir(cleanups, { 'page.html': 'p' });
     const file = path.join(dir, 'page.html');
     const run = await runAck(

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { testDatabases } from '@ack/host/test-support';
+import { freePort, testDatabases } from '@ack/host/test-support';
 import { runAck, startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
 
 // examples/cluster as a user runs it: a real nginx (Debian's nginx-light) in front of two built
@@ -20,14 +20,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 async function startNginx(dir: string, port: number, a: number, b: number): Promise<ChildProcess> {
   const conf = fs

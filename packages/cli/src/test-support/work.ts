@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -18,13 +17,4 @@ export function workDir(
   }
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** A loopback port nothing listens on (for "cannot reach" cases). */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { createConnection } from 'mysql2';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHost } from '../host.js';
 import {
+  freePort,
   moduleFiles,
   probeModule,
   testAppSettings,
@@ -23,14 +23,6 @@ const servers: ChildProcess[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) if (s.exitCode === null && s.signalCode === null) await stop(s);
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  return port;
-}
 
 async function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn(

@@ -128,3 +128,4 @@ export { waitFor, type WaitForOptions } from './wait-for.js';
 export { fuzzOptions, type FuzzOptions } from './fuzz.js';
 export { testDatabases, type DatabaseAddress } from './databases.js';
 export { TcpRelay } from './tcp-relay.js';
+export { freePort, type FreePortOptions } from './free-port.js';

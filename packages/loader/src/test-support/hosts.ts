@@ -1,4 +1,3 @@
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHost, type AckHost, type AckModuleFactory } from '@ack/host';
@@ -83,13 +82,4 @@ export async function startLoaderHome(options: {
     },
     writePage: (name, html) => void home.write(`modules/wwwroot/wwwroot/${name}`, html),
   };
-}
-
-/** A loopback port with nothing listening on it (for an unreachable manifest). */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startWwwroot, type WwwrootFixture } from '../static/test-fixture.js';
+import { rawRequest, startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 import { chooseEncoding } from './encoding.js';
 import { createCompressionCache } from './compression-cache.js';
 import { createFileStore } from './file-store.js';

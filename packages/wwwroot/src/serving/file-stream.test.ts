@@ -6,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestCertificate, nodeHttp2Client, waitFor } from '@ack/host/test-support';
-import { startWwwroot, type WwwrootFixture } from '../static/test-fixture.js';
+import { startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // Files too large to keep in memory are read into a few reused buffers (docs/static-files.md,
 // "Large files"): every client must still get exactly its file's bytes, slow readers and HTTP/2

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWwwroot, type WwwrootFixture } from '../static/test-fixture.js';
+import { startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 import { createFreshness } from './freshness.js';
 
 // A cached file is trusted without a stat while its folders are watched: these check that a file

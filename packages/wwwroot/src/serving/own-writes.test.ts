@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWwwroot, type WwwrootFixture } from '../static/test-fixture.js';
-import { syncUpload } from '../sync/test-fixture.js';
+import { startWwwroot, syncUpload, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // Files this host writes (sync upload, contract sync) are served new by the very next request:
 // the serving layer drops them when the writer reports them, before the writer answers, rather

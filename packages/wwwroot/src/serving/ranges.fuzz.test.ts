@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
-import { rawRequest, startWwwroot, type RawResponse, type WwwrootFixture } from '../static/test-fixture.js';
+import { rawRequest, startWwwroot, type RawResponse, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // Range and conditional headers against a real listening host (docs/static-files.md "Responses"):
 // whatever the client sends, never a 5xx; a 206 is the exact slice it announces; a 416 says

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startWwwroot, type WwwrootFixture } from '../static/test-fixture.js';
+import { rawRequest, startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // A precompressed sidecar is a file the host sends, so it obeys the containment rule of any file
 // (docs/static-files.md, lookup rule 5): a `.br`/`.gz` symlink whose real path leaves the served

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
-import { startWwwroot } from '../static/test-fixture.js';
+import { startWwwroot } from '../test-support/test-fixture.js';
 
 // module.json of the wwwroot module (docs/wire-formats.md): a host starts with it or refuses with an error
 // that names the file and the key.

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startWwwroot } from '../static/test-fixture.js';
+import { startWwwroot } from '../test-support/test-fixture.js';
 import { secretTargetReason } from './catalog.js';
 
 const CATALOG = '../config/shared_files.json';

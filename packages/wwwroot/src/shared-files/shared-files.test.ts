@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '@ack/host';
-import { rawRequest, startWwwroot, type WwwrootFixture } from '../static/test-fixture.js';
+import { rawRequest, startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // The shared-file catalog, its manifest and their endpoints (docs/static-files.md "Shared files"), over a real socket.
 

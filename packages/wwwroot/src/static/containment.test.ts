@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startWwwroot, type WwwrootFixture } from './test-fixture.js';
+import { rawRequest, startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // Containment end to end (docs/static-files.md "Lookup in a served folder"), over a real socket with
 // paths sent byte for byte: each way a path could climb out of the static root or the contract

@@ -3,7 +3,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOptions, rawConnection } from '@ack/host/test-support';
-import { startWwwroot, type WwwrootFixture } from './test-fixture.js';
+import { startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // URL paths a hostile or broken client sends, byte for byte over a raw socket, to the static root
 // and the contract screens (docs/static-files.md "Lookup in a served folder"): random segments,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startWwwroot, type WwwrootFixture } from './test-fixture.js';
+import { rawRequest, startWwwroot, type WwwrootFixture } from '../test-support/test-fixture.js';
 
 // The static root (WWWRootBasePath) and contract screens (/{ContractRequestPath}), over a real
 // socket: lookup, caching headers, ranges, folders, dotfiles, and every way out of a root.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 import { tokenFromAuthorization, verifySyncToken } from './basic-token.js';
-import { basicAuth } from './test-fixture.js';
+import { basicAuth } from '../test-support/test-fixture.js';
 
 // A sync token must match exactly (docs/sync.md "Credentials"): a token that only starts like the
 // configured one, or differs from it in one character or in case, is a wrong token.

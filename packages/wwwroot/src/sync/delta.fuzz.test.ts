@@ -12,7 +12,7 @@ import {
   type FormPart,
 } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
-import { basicAuth } from './test-fixture.js';
+import { basicAuth } from '../test-support/test-fixture.js';
 
 // Property-based tests of the two parsers the delta adds (docs/sync.md "The delta"): the listing's
 // query and the batch form. Whatever arrives: a 2xx or a 4xx problem, never a 5xx or a hang; the

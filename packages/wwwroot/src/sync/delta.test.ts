@@ -13,7 +13,7 @@ import {
   type TestHost,
 } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
-import { basicAuth } from './test-fixture.js';
+import { basicAuth } from '../test-support/test-fixture.js';
 
 // The listing and the batch upload (docs/sync.md "The delta"), over real sockets.
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
-import { syncUpload } from './test-fixture.js';
+import { syncUpload } from '../test-support/test-fixture.js';
 
 const TOKEN = 'folder-token';
 const hosts = useTestHosts();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AckModuleFactory, ContractChange } from '@ack/host';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
-import { basicAuth, syncUpload } from './test-fixture.js';
+import { basicAuth, syncUpload } from '../test-support/test-fixture.js';
 
 const TOKEN = 'refresh-token';
 const AUTH = basicAuth(TOKEN);

@@ -1,8 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import dgram from 'node:dgram';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type tls from 'node:tls';
@@ -14,6 +12,7 @@ import type { AckModuleFactory } from '../../modules/contract.js';
 import {
   createTestHome,
   curlClient,
+  freePort,
   makeTestCertificate,
   moduleFiles,
   probeModule,
@@ -56,23 +55,6 @@ let ack: TestHost;
 let upstream: string;
 let work: string;
 const children: ChildProcess[] = [];
-
-/** A port free for both TCP and UDP on the loopback addresses (HTTP/3 listens on the UDP port of the same number). */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '::', resolve));
-    const { port } = server.address() as net.AddressInfo;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    const udp = dgram.createSocket('udp6');
-    const free = await new Promise<boolean>((resolve) => {
-      udp.once('error', () => resolve(false));
-      udp.bind(port, '::', () => resolve(true));
-    });
-    await new Promise<void>((resolve) => (free ? udp.close(() => resolve()) : resolve()));
-    if (free) return port;
-  }
-}
 
 /** Waits until the edge answers over TLS on `port` (bounded, within the hook's time limit), or fails at once if it exits. */
 async function waitForEdge(port: number, child: ChildProcess, output: () => string): Promise<void> {
@@ -183,12 +165,12 @@ afterAll(async () => {
 describe('behind Caddy (examples/edge/Caddyfile)', () => {
   let port: number;
   beforeAll(async () => {
-    port = await freePort();
+    port = await freePort({ host: '::', udp: true });
     const dataHome = path.join(work, 'caddy');
     const caddy = startChild('caddy', ['run', '--config', path.join(EDGE, 'Caddyfile'), '--adapter', 'caddyfile'], {
       ACK_EDGE_HOST: 'localhost',
       ACK_EDGE_HTTPS_PORT: String(port),
-      ACK_EDGE_HTTP_PORT: String(await freePort()),
+      ACK_EDGE_HTTP_PORT: String(await freePort({ host: '::', udp: true })),
       ACK_EDGE_ADMIN: 'off',
       ACK_UPSTREAM: upstream,
       // Caddy's storage (its local CA and certificates) and autosaved config, in the temp folder.
@@ -247,7 +229,7 @@ describe('behind Caddy (examples/edge/Caddyfile)', () => {
 describe('behind nginx (examples/edge/nginx.conf)', () => {
   let port: number;
   beforeAll(async () => {
-    port = await freePort();
+    port = await freePort({ host: '::', udp: true });
     const dir = path.join(work, 'nginx');
     fs.mkdirSync(dir, { recursive: true });
     const cert = makeTestCertificate(dir);

@@ -6,9 +6,11 @@ import { createTestHome, startTestHost, testAppSettings, type TestHost } from '@
 import { wwwrootModule } from '../index.js';
 
 /**
- * Test support for the static root, contract screens and shared files: a temp home with the
- * wwwroot module (its module.json under `modules/wwwroot/`), served by a real host on a free
- * loopback port, and the module's log lines captured (to check warnings).
+ * Test support shared by wwwroot's folders (static root, serving, shared files, settings, sync): a
+ * temp home with the wwwroot module (its module.json under `modules/wwwroot/`), served by a real
+ * host on a free loopback port, and the module's log lines captured (to check warnings); raw
+ * requests; and the sync clients' requests. The file keeps the `test-fixture` name so that the
+ * package's `files` leave it out of the published tarball (docs/releasing.md).
  */
 export interface WwwrootFixtureOptions {
   appSettings?: Record<string, unknown>;
@@ -119,5 +121,25 @@ export function rawRequest(
     );
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** `Authorization` header value as sync clients send it: `Basic base64("<token>:")`. */
+export const basicAuth = (token: string) => `Basic ${Buffer.from(`${token}:`).toString('base64')}`;
+
+/** `POST /wwwroot/api/sync/upload` with the three fields and a file, as forbes sends it. */
+export function syncUpload(
+  url: string,
+  token: string,
+  fields: { moduleName: string; changeType: string; filePath: string },
+  content: string,
+): Promise<Response> {
+  const data = new FormData();
+  for (const [name, value] of Object.entries(fields)) data.append(name, value);
+  data.append('file', new Blob([content]), 'upload.bin');
+  return fetch(`${url}/wwwroot/api/sync/upload`, {
+    method: 'POST',
+    body: data,
+    headers: { Authorization: basicAuth(token) },
   });
 }

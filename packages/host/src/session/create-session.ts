@@ -4,13 +4,19 @@ import type { RequestHandler } from 'express';
 import type { SessionStateSettings } from '../settings/schema.js';
 import { SettingsError } from '../settings/load.js';
 import type { Logger } from '../logging/logger.js';
+import type { Knex } from 'knex';
 import {
   ConnectionStringError,
   parseMySqlConnectionString,
   parsePostgreSqlConnectionString,
   parseRedisConnectionString,
   parseSqlServerConnectionString,
+  type MySqlConnection,
+  type PostgreSqlConnection,
+  type SqlConnection,
+  type SqlServerConnection,
 } from './connection-string.js';
+import type * as SqlStore from './sql-store.js';
 import { describeError, type SharedSessionStore } from './store-base.js';
 
 export interface SessionState {
@@ -104,61 +110,10 @@ async function createSharedStore(
   };
   try {
     switch (state.CacheType) {
-      case 'MySql': {
-        await needPackages('MySql', ['knex', 'mysql2']);
-        const { SqlSessionStore, mySqlKnexConnection } = await import('./sql-store.js');
-        const c = parseMySqlConnectionString(need('MySqlConnectionString'), key('MySqlConnectionString'));
-        noteUnused(logger, key('MySqlConnectionString'), c.unused);
-        return new SqlSessionStore(
-          'MySql',
-          `${c.host}:${c.port}`,
-          'mysql2',
-          mySqlKnexConnection(c),
-          need('MySqlSchemaName'),
-          need('MySqlTableName'),
-          idleMs,
-          logger,
-          timeoutMs,
-          c.poolMax,
-        );
-      }
-      case 'PostgreSql': {
-        await needPackages('PostgreSql', ['knex', 'pg']);
-        const { SqlSessionStore, postgreSqlKnexConnection } = await import('./sql-store.js');
-        const c = parsePostgreSqlConnectionString(
-          need('PostgreSqlConnectionString'),
-          key('PostgreSqlConnectionString'),
-        );
-        return new SqlSessionStore(
-          'PostgreSql',
-          `${c.host}:${c.port}`,
-          'pg',
-          postgreSqlKnexConnection(c),
-          need('PostgreSqlSchemaName'),
-          need('PostgreSqlTableName'),
-          idleMs,
-          logger,
-          timeoutMs,
-        );
-      }
-      case 'SqlServer': {
-        await needPackages('SqlServer', ['knex', 'tedious']);
-        const { SqlSessionStore, sqlServerKnexConnection } = await import('./sql-store.js');
-        const c = parseSqlServerConnectionString(need('SqlServerConnectionString'), key('SqlServerConnectionString'));
-        noteUnused(logger, key('SqlServerConnectionString'), c.unused);
-        return new SqlSessionStore(
-          'SqlServer',
-          `${c.host}:${c.port}`,
-          'mssql',
-          sqlServerKnexConnection(c),
-          need('SqlServerSchemaName'),
-          need('SqlServerTableName'),
-          idleMs,
-          logger,
-          timeoutMs,
-          c.poolMax,
-        );
-      }
+      case 'MySql':
+      case 'PostgreSql':
+      case 'SqlServer':
+        return await createSqlStore(state.CacheType, need, key, idleMs, logger, timeoutMs);
       case 'Redis': {
         await needPackages('Redis', ['redis']);
         const { RedisSessionStore } = await import('./redis-store.js');
@@ -174,6 +129,93 @@ async function createSharedStore(
     if (err instanceof ConnectionStringError) throw new SettingsError(`${settingsFile}: ${err.message}`);
     throw err;
   }
+}
+
+/** The parsed connection string of each SQL store. */
+interface SqlConnections {
+  MySql: MySqlConnection;
+  PostgreSql: PostgreSqlConnection;
+  SqlServer: SqlServerConnection;
+}
+
+type SqlCacheType = keyof SqlConnections;
+type SessionSetting = keyof SessionStateSettings & string;
+
+/** What every parsed SQL connection string has: `unused` and `poolMax` where the parser reads them. */
+type CommonSqlConnection = SqlConnection & { unused?: readonly string[]; poolMax?: number };
+
+/**
+ * What differs between the SQL stores (docs/sessions.md). `knexConnection` takes the lazily loaded
+ * `sql-store.js` module, so that knex is loaded only for a SQL store.
+ */
+interface SqlDriver<C extends CommonSqlConnection> {
+  /** The packages the store needs (optional peer dependencies of `@ack/host`). */
+  packages: readonly string[];
+  dialect: SqlStore.SqlDialect;
+  parse(text: string, setting: string): C;
+  knexConnection(sql: typeof SqlStore, c: C): Knex.StaticConnectionConfig;
+  connectionKey: SessionSetting;
+  schemaKey: SessionSetting;
+  tableKey: SessionSetting;
+}
+
+const SQL_DRIVERS: { [K in SqlCacheType]: SqlDriver<SqlConnections[K]> } = {
+  MySql: {
+    packages: ['knex', 'mysql2'],
+    dialect: 'mysql2',
+    parse: parseMySqlConnectionString,
+    knexConnection: (sql, c) => sql.mySqlKnexConnection(c),
+    connectionKey: 'MySqlConnectionString',
+    schemaKey: 'MySqlSchemaName',
+    tableKey: 'MySqlTableName',
+  },
+  PostgreSql: {
+    packages: ['knex', 'pg'],
+    dialect: 'pg',
+    parse: parsePostgreSqlConnectionString,
+    knexConnection: (sql, c) => sql.postgreSqlKnexConnection(c),
+    connectionKey: 'PostgreSqlConnectionString',
+    schemaKey: 'PostgreSqlSchemaName',
+    tableKey: 'PostgreSqlTableName',
+  },
+  SqlServer: {
+    packages: ['knex', 'tedious'],
+    dialect: 'mssql',
+    parse: parseSqlServerConnectionString,
+    knexConnection: (sql, c) => sql.sqlServerKnexConnection(c),
+    connectionKey: 'SqlServerConnectionString',
+    schemaKey: 'SqlServerSchemaName',
+    tableKey: 'SqlServerTableName',
+  },
+};
+
+/** A SQL store: its packages checked, then knex loaded, the connection string read, the store made. */
+async function createSqlStore<K extends SqlCacheType>(
+  cacheType: K,
+  need: (name: SessionSetting) => string,
+  key: (name: string) => string,
+  idleMs: number,
+  logger: Logger,
+  timeoutMs: number,
+): Promise<SharedSessionStore> {
+  const driver: SqlDriver<SqlConnections[K]> = SQL_DRIVERS[cacheType];
+  await needPackages(cacheType, driver.packages);
+  const sql = await import('./sql-store.js');
+  const parsed = driver.parse(need(driver.connectionKey), key(driver.connectionKey));
+  const c: CommonSqlConnection = parsed;
+  if (c.unused) noteUnused(logger, key(driver.connectionKey), c.unused);
+  return new sql.SqlSessionStore(
+    cacheType,
+    `${c.host}:${c.port}`,
+    driver.dialect,
+    driver.knexConnection(sql, parsed),
+    need(driver.schemaKey),
+    need(driver.tableKey),
+    idleMs,
+    logger,
+    timeoutMs,
+    c.poolMax,
+  );
 }
 
 /** The connector keywords of the original's string that mean nothing here: accepted, said once. */

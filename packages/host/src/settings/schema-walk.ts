@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { toJSONSchema, type z } from 'zod';
 
 // A small reader of the settings schema's shape, so that the one zod schema also drives what zod
 // itself does not do: .NET-style case-insensitive keys, coercing environment strings to the type
@@ -10,9 +10,9 @@ interface Def {
   [key: string]: unknown;
 }
 
-// zod types each kind's definition separately; the walker reads them by name, so it takes a shallow
-// copy as a plain record (the settings schema is walked at start only).
-const defOf = (s: Schema): Def => ({ ...s._zod.def });
+// zod types each kind's definition separately; the walker reads them by name from the schema's
+// public `def`, as a shallow copy in a plain record (the settings schema is walked at start only).
+const defOf = (s: Schema): Def => ({ ...s.def });
 
 export interface Unwrapped {
   /** The schema with defaults, optionality, nullability and transforms taken off. */
@@ -209,15 +209,22 @@ interface NumberBounds {
   max?: { value: number; inclusive: boolean };
 }
 
+// A number's bounds, read from zod's public JSON Schema of it. An integer (`.int()`) is a safe
+// integer, so its JSON Schema also bounds it by +/-Number.MAX_SAFE_INTEGER: those bounds are zod's,
+// not the setting's, and are left out.
 function numberBounds(node: Schema): NumberBounds {
-  const bounds: NumberBounds = { integer: false };
-  const checks = (defOf(node).checks as { _zod: { def: Record<string, unknown> } }[] | undefined) ?? [];
-  for (const c of checks) {
-    const d = c._zod.def;
-    if (d.check === 'number_format' && typeof d.format === 'string' && /int/.test(d.format)) bounds.integer = true;
-    if (d.check === 'greater_than') bounds.min = { value: d.value as number, inclusive: d.inclusive as boolean };
-    if (d.check === 'less_than') bounds.max = { value: d.value as number, inclusive: d.inclusive as boolean };
-  }
+  const json = toJSONSchema(node, { unrepresentable: 'any' }) as Record<string, unknown>;
+  const integer = json.type === 'integer';
+  const bound = (inclusive: unknown, exclusive: unknown, safe: number) => {
+    if (typeof exclusive === 'number') return { value: exclusive, inclusive: false };
+    if (typeof inclusive === 'number' && !(integer && inclusive === safe)) return { value: inclusive, inclusive: true };
+    return undefined;
+  };
+  const bounds: NumberBounds = { integer };
+  const min = bound(json.minimum, json.exclusiveMinimum, Number.MIN_SAFE_INTEGER);
+  const max = bound(json.maximum, json.exclusiveMaximum, Number.MAX_SAFE_INTEGER);
+  if (min) bounds.min = min;
+  if (max) bounds.max = max;
   return bounds;
 }
 

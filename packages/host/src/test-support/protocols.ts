@@ -4,6 +4,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { makeSelfSignedCertificate } from '../lifecycle/dev-cert.js';
 
 /**
  * Test support for TLS and HTTP/2: certificates made with the openssl command, and three real
@@ -22,29 +23,13 @@ export function makeTestCertificate(
     pfx: path.join(dir, `${name}.pfx`),
   };
   fs.mkdirSync(dir, { recursive: true });
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${commonName}`,
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      files.key,
-      '-out',
-      files.cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  makeSelfSignedCertificate({
+    cert: files.cert,
+    key: files.key,
+    subject: `/CN=${commonName}`,
+    names: ['DNS:localhost', 'IP:127.0.0.1'],
+    days: 2,
+  });
   execFileSync(
     'openssl',
     ['pkcs12', '-export', '-in', files.cert, '-inkey', files.key, '-out', files.pfx, '-passout', 'pass:cert-pass'],

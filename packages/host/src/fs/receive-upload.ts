@@ -276,12 +276,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
 /** The text fields as multer collected them (first value of each name, names lower-cased). */
 function formFields(body: unknown): Map<string, string> {
   const fields = new Map<string, string>();
-  if (typeof body !== 'object' || body === null) return fields;
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    const first = Array.isArray(value) ? (value as unknown[])[0] : value;
-    const key = name.toLowerCase();
-    if (typeof first === 'string' && !fields.has(key)) fields.set(key, first);
-  }
+  for (const [name, values] of formFieldValues(body)) if (values.length > 0) fields.set(name, values[0]!);
   return fields;
 }
 

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { Request, Response } from 'express';
 import { ProblemError } from '../http/problem.js';
+import { fileSystemProblem } from '../http/file-system-problem.js';
 import { ClientGoneError, receiveUpload, type FormFieldValues, type FormFields } from './receive-upload.js';
 import {
   commitStaged,
@@ -218,12 +219,12 @@ export class UploadFlow {
     const entries = form.files ?? [];
     const pending = entries.map((e) => e.file);
     const outcomes: Array<BatchEntryOutcome<R>> = [];
+    // An entry's file-system failure is that entry's outcome, as the host would answer it alone.
     const perEntry = (err: unknown): ProblemError => {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EISDIR')
+      if ((err as NodeJS.ErrnoException).code === 'EISDIR')
         return new ProblemError({ status: 400, code: `${codePrefix}.not_a_file`, detail: notAFileDetail });
-      if (code === 'ENOSPC' || code === 'EDQUOT')
-        return new ProblemError({ status: 507, code: 'storage.full', detail: 'The disk or the quota is full.' });
+      const problem = fileSystemProblem(err);
+      if (problem) return new ProblemError(problem);
       throw err;
     };
     try {

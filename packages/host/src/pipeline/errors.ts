@@ -3,7 +3,8 @@ import type { AckRequest } from '../modules/contract.js';
 import type { Logger } from '../logging/logger.js';
 import { PreparedHead } from '../http/response-head/prepared-head.js';
 import { writePreparedHead } from '../http/response-head/response.js';
-import { isWellFormedProblem, ProblemError, sendProblem, type Problem } from '../http/problem.js';
+import { isWellFormedProblem, ProblemError, sendProblem } from '../http/problem.js';
+import { fileSystemProblem } from '../http/file-system-problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
 export function isApiRequest(req: AckRequest): boolean {
@@ -108,40 +109,4 @@ export function createErrorResponder(options: ErrorResponderOptions) {
       req.method,
     );
   };
-}
-
-/**
- * File-system errors that a client's path causes (a name too long, a file where the path needs a
- * folder, a folder where it needs a file) are the client's to fix: 4xx, not 500. A full disk or
- * quota is 507 `storage.full` (the writer has removed its temporary file by then; docs/sync.md).
- * The detail never names the server's own path. Other errors of the server's making stay 500.
- */
-function fileSystemProblem(err: unknown): Problem | undefined {
-  const e = err as NodeJS.ErrnoException | undefined;
-  if (!e || typeof e.code !== 'string' || typeof e.syscall !== 'string') return undefined;
-  switch (e.code) {
-    case 'ENAMETOOLONG':
-      return {
-        status: 400,
-        code: 'request.path_too_long',
-        detail: 'A name in the path is too long for the file system.',
-      };
-    case 'ENOTDIR':
-      return { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' };
-    case 'EEXIST':
-      return e.syscall === 'mkdir'
-        ? { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' }
-        : undefined;
-    case 'EISDIR':
-      return { status: 409, code: 'request.path_conflict', detail: 'The path names a folder, not a file.' };
-    case 'ENOSPC':
-    case 'EDQUOT':
-      return {
-        status: 507,
-        code: 'storage.full',
-        detail: 'The server has no room left to store this; nothing was changed.',
-      };
-    default:
-      return undefined;
-  }
 }

@@ -37,19 +37,12 @@ export function parseRequestPath(rawPath: string): RequestPath {
   const segments: string[] = [];
   let folded = '';
   let wellFormed = true;
-  for (let i = 0; i < parts.length; i++) {
-    let segment = parts[i]!;
-    if (segment === '') continue;
-    if (segment.includes('%')) {
-      try {
-        segment = decodeURIComponent(segment);
-      } catch {
-        wellFormed = false;
-      }
-    }
-    segments.push(segment);
-    const lower = segment.toLowerCase();
-    folded += '/' + (lower.includes('/') ? lower.replaceAll('/', '%2f') : lower);
+  for (const part of parts) {
+    if (part === '') continue;
+    const segment = decodeSegment(part);
+    if (segment === undefined) wellFormed = false;
+    segments.push(segment ?? part);
+    folded += '/' + foldSegment(segment ?? part);
   }
   return {
     segments,
@@ -67,15 +60,22 @@ export function parseRequestPath(rawPath: string): RequestPath {
 export function foldExactly(rawPath: string): string {
   return rawPath
     .split('/')
-    .map((segment) => {
-      let decoded = segment;
-      try {
-        if (segment.includes('%')) decoded = decodeURIComponent(segment);
-      } catch {
-        // Malformed: the edge has answered 400 already.
-      }
-      const lower = decoded.toLowerCase();
-      return lower.includes('/') ? lower.replaceAll('/', '%2f') : lower;
-    })
+    .map((part) => foldSegment(decodeSegment(part) ?? part))
     .join('/');
+}
+
+/** One segment decoded once; undefined when its percent-encoding is malformed. */
+function decodeSegment(part: string): string | undefined {
+  if (!part.includes('%')) return part;
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A decoded segment as matches compare it: lower case, a decoded `/` kept as `%2f`. */
+function foldSegment(segment: string): string {
+  const lower = segment.toLowerCase();
+  return lower.includes('/') ? lower.replaceAll('/', '%2f') : lower;
 }

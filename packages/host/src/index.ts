@@ -4,12 +4,10 @@ export type {
   AckModuleFactory,
   AckRequest,
   ContractChange,
-  ContractSyncEvent,
+  ContractChangeEvent,
+  ContractChanges,
   HostServices,
   HostSessions,
-  Invalidation,
-  InvalidationBus,
-  InvalidationOrigin,
   ModuleContext,
   ModuleContributions,
   ModuleJson,
@@ -82,7 +80,7 @@ export {
   isInvalidateMessage,
   INVALIDATE_MESSAGE,
 } from './cluster/invalidation.js';
-export type { InvalidateMessage } from './cluster/invalidation.js';
+export type { InvalidateMessage, Invalidation, InvalidationBus, InvalidationOrigin } from './cluster/invalidation.js';
 export { Primary, READY_MESSAGE, STOP_MESSAGE } from './cluster/primary.js';
 export type { SharedSessionStore } from './session/store-base.js';
 export type { PrimaryOptions } from './cluster/primary.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { AckModuleFactory, ModuleContributions } from '@ack/host';
 import { parseWwwrootSettings } from './settings/module-settings.js';
-import type { FileCacheControl, WwwrootRuntime } from './runtime.js';
+import type { WwwrootRuntime } from './runtime.js';
 import { createSharedFileHandlers } from './shared-files/index.js';
 import { createStaticHandlers } from './static/index.js';
 import { createSyncRouter } from './sync/index.js';
@@ -10,7 +10,7 @@ import { createIndexApiRouter } from './index-api/index.js';
 import { createHtmxRouter } from './htmx/index.js';
 import { createLiveReload, LIVE_RELOAD_PATH } from './live-reload/index.js';
 import { createLoaderRouter, LOADER_MOUNT } from './loader/index.js';
-import { engineFor } from './serving/index.js';
+import { createServingEngine } from './serving/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
@@ -28,28 +28,21 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
       `static root ${settings.wwwrootBasePath} does not exist (ModuleConfig:WWWRootBasePath): static requests will be answered 404 until it does`,
     );
   }
-  const invalidators: Array<(absolutePath: string) => void> = [];
-  // Through the host's bus, so a file changed through one worker is dropped by every worker.
-  const bus = ctx.host.invalidation;
-  bus.subscribe((event) => {
-    if (event.kind === 'file') invalidators.forEach((fn) => fn(event.path));
-  });
-  const files: FileCacheControl = {
-    invalidate: (p) => bus.publish({ kind: 'file', path: p }),
-    onInvalidate: (fn) => void invalidators.push(fn),
-  };
-  const runtime: WwwrootRuntime = { ctx, settings, files };
+  const runtime: WwwrootRuntime = { ctx, settings };
+  // One serving engine for the shared files, contract screens and the static root: a file served
+  // under two URLs is held once, and one contract change drops it for all.
+  const engine = createServingEngine(runtime);
 
   // The manifest tells the loader where the live-reload socket is (exposed for screens on another origin).
   const liveReloadHeaders: Record<string, string> = settings.liveReload
     ? { 'Ack-Live-Reload': LIVE_RELOAD_PATH, 'Access-Control-Expose-Headers': 'Ack-Live-Reload' }
     : {};
-  const shared = createSharedFileHandlers(runtime, liveReloadHeaders);
+  const shared = createSharedFileHandlers(runtime, engine.store, liveReloadHeaders);
   const liveReload = settings.liveReload ? createLiveReload(runtime, shared.catalog) : undefined;
 
   const contributions: ModuleContributions = {
     public: shared.handlers,
-    static: createStaticHandlers(runtime),
+    static: createStaticHandlers(runtime, engine),
     routes: [
       { mount: '/wwwroot/api/sync', handler: createSyncRouter(runtime) },
       { mount: '/wwwroot/api/dev-account', handler: createDevSignInRouter(runtime) },
@@ -60,7 +53,7 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
     upgrades: liveReload ? [liveReload.upgrade] : [],
     close: () => {
       liveReload?.close();
-      engineFor(runtime).close();
+      engine.close();
     },
   };
   return contributions;

@@ -205,7 +205,7 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
       },
     );
     expect(upload.code).toBe(0);
-    await waitForOutput(served, /cache invalidation from another worker: file .*page\.html/);
+    await waitForOutput(served, /cache invalidation from another worker: contract-change wwwroot .*page\.html/);
     for (let i = 0; i < 6; i++) {
       // A fresh connection each time: the primary hands them to the workers in turn.
       const res = await fetch(`${served.url}/view/page.html`, { headers: { Connection: 'close' } });
@@ -329,7 +329,7 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
       headers: { hostAccessID: HOST_ACCESS_ID },
     });
     expect(contract.status).toBe(200);
-    await waitForOutput(served, /cache invalidation from another worker: contract-sync wwwroot .*synced\.html/);
+    await waitForOutput(served, /cache invalidation from another worker: contract-change wwwroot .*synced\.html/);
     for (const { seen } of sockets)
       await vi.waitFor(() => expect(seen).toContain('/wwwroot/app/synced.html'), { timeout: 15_000 });
 
@@ -344,10 +344,61 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
       headers: { authorization: `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}` },
     });
     expect(uploaded.status).toBe(200);
-    await waitForOutput(served, /cache invalidation from another worker: file .*page\.html/);
+    await waitForOutput(served, /cache invalidation from another worker: contract-change wwwroot .*page\.html/);
     for (const { seen } of sockets)
       await vi.waitFor(() => expect(seen).toContain('/view/page.html'), { timeout: 15_000 });
     for (const { socket } of sockets) socket.close();
+  });
+
+  it("passes a sync upload to another module's refreshContract hook and contract-change subscribers on every worker", async () => {
+    const h = home({ LoadModules: ['wwwroot', 'transact'] });
+    h.write('modules/transact/module.json', { ModuleID: 'transact', EntryPoint: './index.mjs' });
+    // A module with the hook (named as a contract type, as sync upload requires). Each worker records what its hook and its subscription heard, and says which worker it is.
+    h.write(
+      'modules/transact/index.mjs',
+      `export default (ctx) => {
+  const hooked = [];
+  const heard = [];
+  ctx.host.contractChanges.subscribe((event) => heard.push(event.moduleId + ' ' + event.changeType + ' ' + event.filePath));
+  const router = ctx.host.createRouter();
+  router.get('/', (req, res) => res.json({ pid: process.pid, hooked, heard }));
+  return {
+    routes: [{ mount: '/transact/api', handler: router }],
+    refreshContract(change) { hooked.push(change.changeType + ' ' + change.filePath); },
+  };
+};`,
+    );
+    const served = await serveWorkers(h);
+    const upload = new FormData();
+    upload.append('moduleName', 'transact');
+    upload.append('changeType', 'Created');
+    upload.append('filePath', 'HDS/query.json');
+    upload.append('file', new Blob(['{}']), 'query.json');
+    const uploaded = await fetch(`${served.url}/wwwroot/api/sync/upload`, {
+      method: 'POST',
+      body: upload,
+      headers: { authorization: `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`, connection: 'close' },
+    });
+    expect(uploaded.status).toBe(200);
+    expect(await uploaded.json()).toMatchObject({ refresh: { ok: true, via: 'hook' } });
+    // A new connection each time: the primary hands connections to the workers in turn.
+    const seen = async () =>
+      (await (await fetch(`${served.url}/transact/api`, { headers: { connection: 'close' } })).json()) as {
+        pid: number;
+        hooked: string[];
+        heard: string[];
+      };
+    await vi.waitFor(
+      async () => {
+        const all = await Promise.all(Array.from({ length: 4 }, seen));
+        expect(new Set(all.map((w) => w.pid)).size).toBe(2);
+        for (const w of all) {
+          expect(w.hooked).toEqual(['Created HDS/query.json']);
+          expect(w.heard).toEqual(['transact Created HDS/query.json']);
+        }
+      },
+      { timeout: 15_000, interval: 100 },
+    );
   });
 
   it('refuses a signed-out authentication cookie on every worker, without a shared store (the bus carries it)', async () => {

@@ -1,12 +1,32 @@
 import cluster from 'node:cluster';
-import type { Invalidation, InvalidationBus, InvalidationOrigin } from '../modules/contract.js';
+import type { ContractChangeEvent } from '../modules/contract.js';
+
+/**
+ * The host's bus between the workers of `ack serve --workers N` (docs/scale-out.md). In a worker,
+ * every publication also goes to the primary, which passes it to the other workers, where
+ * subscribers hear it with origin `peer`. It is the host's own transport, not a module service:
+ * modules hear contract changes through `contractChanges` (modules/contract-changes.ts), which
+ * travels on it. `contract-change`: a contract file was written or removed; `sign-out`: an
+ * authentication cookie was signed out and is refused until its expiry (sign-in/revocations.ts).
+ */
+export type Invalidation =
+  { kind: 'contract-change'; event: ContractChangeEvent } | { kind: 'sign-out'; tokenId: string; expiresAt: number };
+
+/** Where an invalidation came from: this process, or another worker of the same primary. */
+export type InvalidationOrigin = 'local' | 'peer';
+
+export interface InvalidationBus {
+  publish(event: Invalidation): void;
+  /** Returns a function that unsubscribes. */
+  subscribe(listener: (event: Invalidation, origin: InvalidationOrigin) => void): () => void;
+  /** Stops listening to the primary. */
+  close(): void;
+}
 
 /** One line for the debug log. */
 export function describeInvalidation(event: Invalidation): string {
-  if (event.kind === 'file') return `file ${event.path}`;
-  if (event.kind === 'contract') return `contract ${event.moduleId} ${event.change.filePath}`;
   if (event.kind === 'sign-out') return 'sign-out';
-  return `contract-sync ${event.event.moduleID} ${event.event.files.join(', ')}`;
+  return `contract-change ${event.event.moduleId} ${event.event.files.join(', ')}`;
 }
 
 /** The message workers and the primary exchange; the primary relays it untouched. */

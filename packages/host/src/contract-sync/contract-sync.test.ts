@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts, type TestHome, type TestHost } from '../test-support/index.js';
 import { isTemporaryFileName } from '../fs/safe-write.js';
-import type { ContractSyncEvent } from '../modules/contract.js';
+import type { ContractChangeEvent } from '../modules/contract.js';
 
 const KEY = 'team-host-key';
 const KEY_SHA = createHash('sha256').update(KEY).digest('hex');
@@ -319,8 +319,8 @@ describe('contract sync paths the file system refuses', () => {
     expect(fs.existsSync(under('contracts', 'transact', 'HDS', 'old.json', 'inner.json'))).toBe(false);
   });
 
-  it('tells every module listening with onContractSync which files it wrote or removed, even when one listener throws', async () => {
-    const events: ContractSyncEvent[] = [];
+  it('publishes one contract change naming the files it wrote or removed to every subscribed module, even when one listener throws', async () => {
+    const events: ContractChangeEvent[] = [];
     home = hosts.home(
       testAppSettings({
         AppSettings: { LoadModules: ['noisy', 'listener'], UseContractSync: true, HostAccessID: KEY },
@@ -332,13 +332,13 @@ describe('contract sync paths the file system refuses', () => {
     );
     const { url } = await hosts.start(home, {
       noisy: (ctx) => {
-        ctx.host.onContractSync(() => {
+        ctx.host.contractChanges.subscribe(() => {
           throw new Error('listener bug');
         });
         return {};
       },
       listener: (ctx) => {
-        ctx.host.onContractSync((event) => events.push(event));
+        ctx.host.contractChanges.subscribe((event) => events.push(event));
         return {};
       },
     });
@@ -363,8 +363,8 @@ describe('contract sync paths the file system refuses', () => {
     ).toBe(200);
     const files = [under('modules/HDS/Contracts/transact/HDS/new.json'), under('contracts/transact/HDS/new.json')];
     expect(events).toEqual([
-      { moduleID: 'HDS', contractType: 'transact', change: 'Created', files },
-      { moduleID: 'HDS', contractType: 'transact', change: 'Deleted', files },
+      { moduleId: 'HDS', contractType: 'transact', changeType: 'Created', files },
+      { moduleId: 'HDS', contractType: 'transact', changeType: 'Deleted', files },
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express from 'express';
-import type { ContractSyncEvent, HostServices, ModuleRoutes } from '../modules/contract.js';
+import type { ContractChangeEvent, HostServices, ModuleRoutes } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
@@ -62,14 +62,14 @@ async function resolveRequest(fields: FormFields, serviceHome: string): Promise<
 
 /**
  * `POST /contractsync` (docs/sync.md): only when `UseContractSync` is true
- * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither.
+ * (otherwise no route, so the path is an ordinary 404). Writes both targets or neither, then
+ * publishes one contract change naming both (`services.contractChanges`).
  */
 export function createContractSyncRoutes(
   settings: HostSettings,
   paths: HostPaths,
   services: HostServices,
   logger: Logger,
-  onSynced: (event: ContractSyncEvent) => void = () => {},
 ): ModuleRoutes[] {
   const app = settings.AppSettings;
   if (!app.UseContractSync) return [];
@@ -125,15 +125,17 @@ export function createContractSyncRoutes(
           change,
         };
         const written = targets.map((t, i) => ({ path: t, existed: existed[i] }));
+        // Heard before the answer leaves, so a client that reads right after its write gets the new file.
+        services.contractChanges
+          .publish(changeEvent(request))
+          .catch((err: unknown) => logger.error('a contract change hook failed', err as Error));
         if (change === 'Deleted') {
           logger.info(`contract sync: deleted ${request.contractType}/${request.relative} of ${request.moduleID}`);
-          onSynced(syncEvent(request));
           return void res.json({ ...result, targets: written });
         }
         logger.info(
           `contract sync: wrote ${request.contractType}/${request.relative} of ${request.moduleID} (${bytes} bytes)`,
         );
-        onSynced(syncEvent(request));
         res.json({ ...result, bytes, sha256, targets: written });
       },
     });
@@ -146,10 +148,10 @@ export function createContractSyncRoutes(
   return [{ mount: '/contractsync', handler: router }];
 }
 
-const syncEvent = (request: ContractSyncRequest): ContractSyncEvent => ({
-  moduleID: request.moduleID,
+const changeEvent = (request: ContractSyncRequest): ContractChangeEvent => ({
+  moduleId: request.moduleID,
   contractType: request.contractType,
-  change: request.change,
+  changeType: request.change,
   files: request.targets.map((t) => t.absolute),
 });
 

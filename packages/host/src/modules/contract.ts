@@ -13,6 +13,7 @@ import type { BodyReaders } from '../http/read-body.js';
 import type { FailureThrottle } from '../pipeline/edge/failure-throttle.js';
 import type { SharedSessionStore } from '../session/store-base.js';
 import type { RequestPath } from '../pipeline/edge/request-path.js';
+import type { ChangeType } from '../contract-sync/targets.js';
 
 /**
  * The module contract (docs/modules.md). A module is a factory; the host calls it once at start with a
@@ -71,18 +72,42 @@ export type RawHandler = (req: AckRequest, res: ServerResponse, next: Next) => v
 
 /** A change reported to a module whose contract file was written or removed. */
 export interface ContractChange {
-  changeType: 'Created' | 'Changed' | 'Deleted';
+  changeType: ChangeType;
   /** Path relative to the module's contract folder, `/` separated, no leading `/`. */
   filePath: string;
 }
 
-/** What one `/contractsync` request changed on disk. */
-export interface ContractSyncEvent {
-  moduleID: string;
-  contractType: string;
-  change: 'Created' | 'Changed' | 'Deleted';
-  /** Absolute paths of every file written or removed. */
-  files: string[];
+/**
+ * The one event for "a contract file changed" (docs/modules.md "Contract changes"): a sync upload
+ * or refresh, or a `POST /contractsync`, wrote or removed files of a module's contract. Published
+ * once by the writer, after the write; heard by every subscriber of every worker.
+ */
+export interface ContractChangeEvent {
+  /** The module whose contract changed: the target module of a sync upload, `moduleID` of a contract sync. */
+  moduleId: string;
+  changeType: ChangeType;
+  /** Absolute paths of every file written or removed (contract sync writes two). */
+  files: readonly string[];
+  /**
+   * The path relative to the module's contract folder, `/` separated, when the writer names one (sync
+   * upload and refresh): the owning module's `refreshContract` hook hears the change with it.
+   */
+  filePath?: string;
+  /** The `contractType` field of a contract sync. */
+  contractType?: string;
+}
+
+/** Publishes and hears contract changes; the one channel for them (docs/modules.md "Contract changes"). */
+export interface ContractChanges {
+  /**
+   * Announces a change after the write. Every subscriber in every worker of `ack serve --workers`
+   * hears it, and when it has a `filePath`, the owning module's `refreshContract` hook runs in every
+   * worker. Resolves once this process's hook ran: true when the module loaded here has one, false
+   * otherwise (the caller may then use the module's refresh route); rejects with the hook's error.
+   */
+  publish(event: ContractChangeEvent): Promise<boolean>;
+  /** Hears every change, from any worker. Returns a function that stops listening; a listener that throws is logged. */
+  subscribe(listener: (event: ContractChangeEvent) => void): () => void;
 }
 
 export interface ModuleRoutes {
@@ -161,22 +186,16 @@ export interface HostServices {
   selfUrl(): string;
   /** Keys derived from the host's signing key, one per purpose. */
   keys: Keyring;
-  /** Tells the module that owns `moduleId` that one of its contract files changed, if it listens. */
-  notifyContractChange(moduleId: string, change: ContractChange): Promise<boolean>;
   /** A new Express router (so a module in its own folder needs no Express of its own). */
   createRouter(): Router;
   /** Ids of the modules that loaded, in load order. */
   loadedModules(): readonly string[];
   /**
-   * Hears of every file `/contractsync` wrote or deleted (absolute paths), after the write. Returns
-   * a function that stops listening. A listener that throws is logged and does not fail the sync.
+   * Contract file changes (sync upload and refresh, contract sync), shared by every worker of the
+   * host (docs/modules.md "Contract changes"): the writer publishes; a cache subscribes to drop what
+   * it holds for the files.
    */
-  onContractSync(listener: (event: ContractSyncEvent) => void): () => void;
-  /**
-   * Cache invalidation shared by every worker of the host (docs/scale-out.md): publish when a file
-   * or contract changed; subscribe to drop what a cache holds for it.
-   */
-  invalidation: InvalidationBus;
+  contractChanges: ContractChanges;
   /** The session stores (docs/sessions.md). */
   sessions: HostSessions;
   /** Issues and clears the sign-in cookie set (the original's `checkup` logic); see docs/dev-sign-in.md. */
@@ -218,30 +237,3 @@ export interface HostSessions {
 export type ModuleRegistry = Readonly<Record<string, AckModuleFactory>>;
 
 export type { ServerResponse, WebSocket };
-
-/**
- * The host's invalidation bus (docs/scale-out.md): a cache that must drop an entry when a sync
- * upload changes a file or a module contract subscribes here, and whatever changed the file
- * publishes. In a worker of `ack serve --workers N`, every publication also goes to the primary,
- * which passes it to the other workers, so a file uploaded through one worker is dropped from the
- * caches of all. `file`: a file a module serves changed (wwwroot's caches, live reload);
- * `contract`: a module's `refreshContract` hook ran; `contract-sync`: `POST /contractsync` wrote
- * files (the host's `onContractSync` listeners); `sign-out`: an authentication cookie was signed
- * out and is refused until its expiry (sign-in/revocations.ts).
- */
-export type Invalidation =
-  | { kind: 'file'; path: string }
-  | { kind: 'contract'; moduleId: string; change: ContractChange }
-  | { kind: 'contract-sync'; event: ContractSyncEvent }
-  | { kind: 'sign-out'; tokenId: string; expiresAt: number };
-
-/** Where an invalidation came from: this process, or another worker of the same primary. */
-export type InvalidationOrigin = 'local' | 'peer';
-
-export interface InvalidationBus {
-  publish(event: Invalidation): void;
-  /** Returns a function that unsubscribes. */
-  subscribe(listener: (event: Invalidation, origin: InvalidationOrigin) => void): () => void;
-  /** Stops listening to the primary. */
-  close(): void;
-}

@@ -121,3 +121,41 @@ function isDirectory(p: string): boolean {
     return false;
   }
 }
+
+/**
+ * A module handed to `createHost` in code that did not load is a mistake, not a choice: the host
+ * would otherwise start without it and answer 404 for its routes (docs/api.md).
+ */
+export function requireGivenModules(
+  given: readonly string[],
+  result: { loaded: readonly LoadedModule[]; skipped: readonly SkippedModule[] },
+  loadModules: readonly string[],
+  paths: HostPaths,
+): void {
+  for (const id of given) {
+    if (result.loaded.some((m) => m.id === id)) continue;
+    const skipped = result.skipped.find((m) => m.id === id);
+    throw new SettingsError(
+      skipped
+        ? `module ${id} was given to createHost but could not be loaded: ${skipped.reason} (put a module.json there, or pass its settings in moduleSettings)`
+        : `module ${id} was given to createHost but AppSettings:LoadModules in ${path.join(paths.entryBasePath, 'appsettings.json')} does not name it (it names ${loadModules.length === 0 ? 'none' : loadModules.join(', ')})`,
+    );
+  }
+}
+
+/** One line per module: what loaded from where, what was skipped and why, and a warning when none loaded. */
+export function logModuleOutcome(
+  result: { loaded: readonly LoadedModule[]; skipped: readonly SkippedModule[] },
+  settings: HostSettings,
+  paths: HostPaths,
+  logger: Logger,
+): void {
+  const app = settings.AppSettings;
+  for (const s of result.skipped) logger.info(`module ${s.id} skipped: ${s.reason}`);
+  for (const m of result.loaded) logger.info(`module ${m.id} loaded from ${m.directory}`);
+  if (result.loaded.length === 0) {
+    logger.warn(
+      `no module loaded: every request will be answered 404 (AppSettings:LoadModules names ${app.LoadModules.length === 0 ? 'none' : app.LoadModules.join(', ')}; modules are looked for in ${paths.resolve(app.LoadModuleBasePath)})`,
+    );
+  }
+}

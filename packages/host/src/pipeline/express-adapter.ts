@@ -1,23 +1,78 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request, RequestHandler, Response } from 'express';
-import type { RawHandler } from '../modules/contract.js';
+import http from 'node:http';
+import http2 from 'node:http2';
+import express, { type Express, type RequestHandler } from 'express';
+import { AckServerResponse } from '../http/response-head/response.js';
+import { AckHttp2Response } from './http2-adapter.js';
+
+/*
+ * The one boundary between Node's request and Express's (docs/architecture.md "The Express
+ * boundary"). The raw phases run on Node's objects; a request crosses into Express only by being
+ * handed to an Express application, which puts Express's prototypes on the very same objects
+ * (`app.handle`). So nothing here or elsewhere casts a Node request to Express's type: the
+ * application's own call signature takes Node's objects.
+ *
+ * One Express application object per protocol over the same middleware and routers
+ * (docs/protocols.md): Express swaps each request's and response's prototype for its own, so its
+ * prototypes must sit on top of the host's classes, not Node's.
+ */
 
 /**
- * The one boundary between Node's request and Express's. The raw phases (edge, public, static)
- * run on Node's `IncomingMessage`; Express middleware expects its own `Request`/`Response`, whose
- * extra members Express adds to the very same objects when its app first sees them. Middleware
- * that runs on a raw request must read only Node's members, so handing it the raw objects is
- * sound; this is the one place that says so. (Compression runs in the Express phase, in front of
- * the routes only: docs/pipeline.md.)
+ * An Express application object for HTTP/2 requests: the caller mounts the same middleware and
+ * routers on it as on the HTTP/1 one.
  */
-export function asExpress(req: IncomingMessage, res: ServerResponse): { req: Request; res: Response } {
-  return { req: req as Request, res: res as Response };
+export function createHttp2Express(): Express {
+  return expressOver(http2.Http2ServerRequest.prototype, AckHttp2Response.prototype);
 }
 
-/** Runs an Express middleware as a raw handler (see `asExpress`). */
-export function rawFromExpress(handler: RequestHandler): RawHandler {
-  return (req, res, next) => {
-    const e = asExpress(req, res);
-    handler(e.req, e.res, next);
+/**
+ * The Express application object for HTTP/1.1 requests: Express's response methods over the
+ * host's own response class, whose `writeHead` adds the headers the edge held back
+ * (docs/pipeline.md "Response heads"); plain `express()` would swap it for Node's.
+ */
+export function createHttp1Express(): Express {
+  return expressOver(http.IncomingMessage.prototype, AckServerResponse.prototype);
+}
+
+/** Hands a raw request to Express: from here on the objects are Express's `Request` and `Response`. */
+export function handToExpress(app: Express, req: http.IncomingMessage, res: http.ServerResponse): void {
+  app(req, res);
+}
+
+/**
+ * Runs Express middleware on a request no route will answer (a WebSocket upgrade: the session and
+ * sign-in phases, so its handler sees the same user as routes), through an Express application of
+ * its own. `done` runs when every middleware passed, or with the error one passed on.
+ */
+export function createMiddlewareRunner(
+  middleware: readonly RequestHandler[],
+): (req: http.IncomingMessage, res: http.ServerResponse, done: (err?: unknown) => void) => void {
+  const app = createHttp1Express();
+  app.disable('x-powered-by');
+  // The request object is the key: Express changes its prototype, never its identity.
+  const pending = new WeakMap<object, (err?: unknown) => void>();
+  const finish = (req: object, err?: unknown) => {
+    const done = pending.get(req);
+    pending.delete(req);
+    done?.(err);
   };
+  for (const handler of middleware) app.use(handler);
+  app.use((req, _res) => finish(req));
+  app.use((err: unknown, req: express.Request, _res: express.Response, _next: express.NextFunction) => {
+    finish(req, err);
+  });
+  return (req, res, done) => {
+    pending.set(req, done);
+    handToExpress(app, req, res);
+  };
+}
+
+/** An Express application whose request and response prototypes put Express's methods over these. */
+function expressOver(requestPrototype: object, responsePrototype: object): Express {
+  const app = express();
+  const request: object = Object.create(requestPrototype, Object.getOwnPropertyDescriptors(express.request));
+  const response: object = Object.create(responsePrototype, Object.getOwnPropertyDescriptors(express.response));
+  const own = { app: { configurable: true, enumerable: true, writable: true, value: app } };
+  app.request = Object.create(request, own);
+  app.response = Object.create(response, own);
+  return app;
 }

@@ -8,7 +8,7 @@ import { openRevocationFile } from './revocation-file.js';
  * sign-in phase refuses it. Kept in this process (bounded: expired ids go first, then the oldest);
  * written to a file under the home, so that a restart or another process on the same home knows it
  * (read back when an id is not known here and the file has grown); announced to the other workers
- * of `ack serve --workers` (the invalidation bus), which keep it too; and, when the session store
+ * of `ack serve --workers` (the bus between workers), which keep it too; and, when the session store
  * is shared by processes and hosts, written there under the
  * reserved id prefix `ack-revoked:` (never a session id: those are random base64url) until the
  * cookie's expiry, so that a cookie signed out on one host is refused by all.
@@ -24,7 +24,7 @@ export interface RevocationList {
 export interface RevocationOptions {
   /** The session store, when every process shares it. */
   sharedStore?: SharedSessionStore;
-  /** Tells the other workers of this machine (the host publishes on its invalidation bus). */
+  /** Tells the other workers of this machine (the host publishes on its bus between workers). */
   announce?: (tokenId: string, expiresAtMs: number) => void;
   /** Most token ids kept in this process. */
   maxEntries?: number;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { EventEmitter } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import type { AckRequest, ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
@@ -12,6 +12,7 @@ import { parseRequestPath } from '../pipeline/edge/request-path.js';
 import { problemBody, sendProblem, type Problem } from '../http/problem.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { createUpgradeDecider } from './rules.js';
+import { createMiddlewareRunner } from '../pipeline/express-adapter.js';
 
 export { createUpgradeDecider, isSameOrigin } from './rules.js';
 
@@ -89,17 +90,11 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
       : undefined;
   heartbeat?.unref();
 
-  const runPhases = (req: http.IncomingMessage, done: (err?: unknown) => void) => {
-    // The phases read cookies and may load a session; the upgrade answer carries no cookie.
-    const res = new http.ServerResponse(req);
-    let i = 0;
-    const step = (err?: unknown): void => {
-      const phase = options.requestPhases[i++];
-      if (err || !phase) return done(err);
-      phase(req as Request, res as Response, step);
-    };
-    step();
-  };
+  // The phases read cookies and may load a session; the upgrade answer carries no cookie, so their
+  // response is one that is never sent.
+  const runMiddleware = createMiddlewareRunner(options.requestPhases);
+  const runPhases = (req: http.IncomingMessage, done: (err?: unknown) => void) =>
+    runMiddleware(req, new http.ServerResponse(req), done);
 
   const accept = (req: UpgradeRequest, socket: Duplex, head: Buffer, offer: ModuleUpgrade) => {
     // Released once: when ws accepts the socket, or when the handshake fails and the socket closes.

@@ -18,8 +18,8 @@ export interface LiveReload {
 
 /**
  * Live reload (docs/live-reload.md): every change to a served file is announced to the sockets at
- * `LIVE_RELOAD_PATH` as `{"type":"changed","paths":[...]}`, with the URL paths that serve it. Three
- * sources: wwwroot's sync upload (through the file cache invalidation), the host's contract sync,
+ * `LIVE_RELOAD_PATH` as `{"type":"changed","paths":[...]}`, with the URL paths that serve it. Two
+ * sources: the host's contract changes (sync upload and refresh, contract sync, from any worker),
  * and edits on disk under the contract screens, the static root and the shared-file targets. The
  * disk watchers run only while a socket is open, so a host nobody watches pays nothing.
  */
@@ -49,8 +49,7 @@ export function createLiveReload(runtime: WwwrootRuntime, catalog: SharedFileCat
     if (pending.size > 0) timer ??= setTimeout(flush, DEBOUNCE_MS);
   };
 
-  runtime.files.onInvalidate(changed);
-  const stopContractSync = ctx.host.onContractSync((event) => event.files.forEach(changed));
+  const stopContractChanges = ctx.host.contractChanges.subscribe((event) => event.files.forEach(changed));
 
   let watchers: fs.FSWatcher[] = [];
   const watch = (folder: string, recursive: boolean, accept: (name: string) => boolean) => {
@@ -93,7 +92,7 @@ export function createLiveReload(runtime: WwwrootRuntime, catalog: SharedFileCat
       },
     },
     close() {
-      stopContractSync();
+      stopContractChanges();
       stopWatching();
       if (timer) clearTimeout(timer);
     },

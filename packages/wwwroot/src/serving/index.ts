@@ -15,29 +15,27 @@ export { isLoaderFile, cacheHeaders } from './cache-policy.js';
 /**
  * The serving engine of the module: one file store (facts, headers and small files' bytes) and
  * one directory index, shared by the shared-file handler, contract screens and the static root,
- * so a file served under two URLs is read and held once, and one invalidation reaches all.
+ * so a file served under two URLs is read and held once, and one contract change reaches all.
  *
- * Files this process writes are dropped at once, before the writer answers: wwwroot's sync upload
- * (`runtime.files.invalidate`) and the host's contract sync (`ctx.host.onContractSync`). The folder
- * watch would see them too, but its events arrive a little later; a client that reads right after
- * its own write must get the new bytes (docs/static-files.md "A changed file").
+ * Files the host writes (sync upload and refresh, contract sync) are dropped when their contract
+ * change is published (`ctx.host.contractChanges`), before the writer answers, in every worker. The
+ * folder watch would see them too, but its events arrive a little later; a client that reads right
+ * after its own write must get the new bytes (docs/static-files.md "A changed file").
+ *
+ * Made once at module start (`createServingEngine`) and handed to the handlers that serve files.
  */
 export interface ServingEngine {
   store: FileStore;
   dirs: DirectoryIndex;
   /** Folder watch that spares the per-request stat. */
   freshness: Freshness;
-  /** Listeners called after the engine dropped a file this process changed. */
+  /** Listeners called after the engine dropped a file a contract change named. */
   onInvalidate(fn: (absolute: string) => void): void;
-  /** Stops the folder watch and the contract sync listener (when the module closes). */
+  /** Stops the folder watch and the contract change subscription (when the module closes). */
   close(): void;
 }
 
-const engines = new WeakMap<WwwrootRuntime, ServingEngine>();
-
-export function engineFor(runtime: WwwrootRuntime): ServingEngine {
-  let engine = engines.get(runtime);
-  if (engine) return engine;
+export function createServingEngine(runtime: WwwrootRuntime): ServingEngine {
   const { serving } = runtime.settings;
   const freshness = createFreshness();
   const store = createFileStore({
@@ -58,18 +56,15 @@ export function engineFor(runtime: WwwrootRuntime): ServingEngine {
     }
     for (const fn of listeners) fn(absolute);
   };
-  runtime.files.onInvalidate(drop);
-  const stopContractSync = runtime.ctx.host.onContractSync((event) => event.files.forEach(drop));
-  engine = {
+  const stopContractChanges = runtime.ctx.host.contractChanges.subscribe((event) => event.files.forEach(drop));
+  return {
     store,
     dirs,
     freshness,
     onInvalidate: (fn) => void listeners.push(fn),
     close() {
-      stopContractSync();
+      stopContractChanges();
       freshness.close();
     },
   };
-  engines.set(runtime, engine);
-  return engine;
 }

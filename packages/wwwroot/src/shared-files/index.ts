@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { foldExactly, SettingsError, type AckRequest, type Next, type RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { engineFor, fixedBody, sendBuffer, sendFile } from '../serving/index.js';
+import { fixedBody, sendBuffer, sendFile, type FileStore } from '../serving/index.js';
 import { loadCatalog, MANIFEST_PATH, type SharedFileCatalog } from './catalog.js';
 
 export { loadCatalog, buildCatalog, MANIFEST_PATH } from './catalog.js';
@@ -18,6 +18,7 @@ export type { SharedFileCatalog, SharedFileItem } from './catalog.js';
  */
 export function createSharedFileHandlers(
   runtime: WwwrootRuntime,
+  store: FileStore,
   manifestHeaders: Record<string, string> = {},
 ): { handlers: RawHandler[]; catalog?: SharedFileCatalog } {
   const { settings, ctx } = runtime;
@@ -25,7 +26,7 @@ export function createSharedFileHandlers(
   // With the feature off the manifest still answers, empty: the loader asks for it on every screen
   // start and an empty list is the truth (docs/static-files.md).
   const off = () => ({
-    handlers: [createSharedFileHandler(runtime, { items: [], byPath: new Map() }, manifestHeaders)],
+    handlers: [createSharedFileHandler(runtime, { items: [], byPath: new Map() }, store, manifestHeaders)],
   });
   if (!file) {
     ctx.logger.info('shared files: off (SharedFileConfigPath is empty)');
@@ -57,16 +58,16 @@ export function createSharedFileHandlers(
       );
   }
   ctx.logger.info(`shared files: ${catalog.items.length} item(s) from ${file}`);
-  return { handlers: [createSharedFileHandler(runtime, catalog, manifestHeaders)], catalog };
+  return { handlers: [createSharedFileHandler(runtime, catalog, store, manifestHeaders)], catalog };
 }
 
 /** `manifestHeaders` go on every manifest answer (e.g. `Ack-Live-Reload`, which tells the loader where the live-reload socket is). */
 export function createSharedFileHandler(
   runtime: WwwrootRuntime,
   catalog: SharedFileCatalog,
+  store: FileStore,
   manifestHeaders: Record<string, string> = {},
 ): RawHandler {
-  const { store } = engineFor(runtime);
   // A shared file is served from its own folder: a sidecar beside it must stay inside that folder.
   const folderOf = new Map(catalog.items.map((item) => [item.hostFilePath, path.dirname(item.hostFilePath)]));
   const manifest = fixedBody(

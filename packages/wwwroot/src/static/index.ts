@@ -1,6 +1,6 @@
 import type { RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { engineFor } from '../serving/index.js';
+import type { ServingEngine } from '../serving/index.js';
 import { createFolderHandler, type Mount } from '../serving/folder-handler.js';
 import { createServedFolder } from '../serving/served-folder.js';
 import path from 'node:path';
@@ -12,9 +12,8 @@ import path from 'node:path';
  * root never answers under it. Folders that do not exist yet are looked up per request (cheaply),
  * so a folder created later, by sync for example, is served without a restart.
  */
-export function createStaticHandlers(runtime: WwwrootRuntime): RawHandler[] {
+export function createStaticHandlers(runtime: WwwrootRuntime, engine: ServingEngine): RawHandler[] {
   const { settings, ctx } = runtime;
-  const engine = engineFor(runtime);
   const contractRoot = path.join(settings.contractBasePath, ctx.settings.AppSettings.ApplicationID);
   const mounts: Mount[] = [
     {

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { resolveContainedPath } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { contractFolderOf } from './module-folders.js';
 
 interface Digest {
   size: bigint;
@@ -19,8 +17,8 @@ const READ_WHOLE_BYTES = 1024 * 1024;
 /**
  * SHA-256 of the files sync lists, computed once per file and kept while the file's size, mtime
  * (nanoseconds) and inode stay the same (docs/sync.md "The listing"). Every write the host makes is
- * a rename, so a new inode; an edit in place changes the mtime. `forget` drops an entry when the
- * host's invalidation events name the file, so a change the host made is recomputed even if the
+ * a rename, so a new inode; an edit in place changes the mtime. `forget` drops an entry when a
+ * contract change names the file, so a change the host made is recomputed even if the
  * file system's clock did not move.
  */
 export class DigestCache {
@@ -72,22 +70,11 @@ export class DigestCache {
 }
 
 /**
- * The listing's digest cache, kept fresh by the host's invalidation events (a sync upload or
- * batch, a module's contract refresh, a contract sync, from any worker) on top of its own
- * size + mtime + inode check.
+ * The listing's digest cache, kept fresh by the host's contract changes (a sync upload, batch or
+ * refresh, a contract sync, from any worker) on top of its own size + mtime + inode check.
  */
 export function createDigestCache(runtime: WwwrootRuntime): DigestCache {
   const cache = new DigestCache();
-  runtime.ctx.host.invalidation.subscribe((event) => {
-    if (event.kind === 'file') cache.forget(event.path);
-    else if (event.kind === 'contract-sync') event.event.files.forEach((file) => cache.forget(file));
-    else if (event.kind === 'contract')
-      void contractFolderOf(runtime, event.moduleId)
-        .then((folder) => {
-          const resolved = resolveContainedPath(folder, event.change.filePath);
-          if (resolved.ok) cache.forget(resolved.absolute);
-        })
-        .catch(() => undefined);
-  });
+  runtime.ctx.host.contractChanges.subscribe((event) => event.files.forEach((file) => cache.forget(file)));
   return cache;
 }

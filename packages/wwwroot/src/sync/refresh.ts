@@ -36,9 +36,10 @@ export interface RefreshOutcome {
 }
 
 /**
- * Tells the target module that a contract file changed (docs/sync.md "Refresh"). For `wwwroot`,
- * drops any cached copy of the file. A module loaded in this host is told in process, through its
- * `refreshContract` hook (the module contract), within the time-out. Otherwise, for a module with
+ * Tells the target module that a contract file changed (docs/sync.md "Refresh"): publishes the
+ * host's one contract change, which drops every cached copy of the file (wwwroot's among them).
+ * A module loaded in this host is told in process, through its `refreshContract` hook (the module
+ * contract), within the time-out. Otherwise, for a module with
  * the original's refresh route (a module that has no hook, or lives in another process behind this
  * address), calls that route on this host's own listening address (never an address a caller
  * chose), forwarding `AuthorizationKey`, with a time-out. Never throws: the outcome says what happened.
@@ -48,16 +49,22 @@ export async function refreshModule(
   request: RefreshRequest,
   timeoutMs: number,
 ): Promise<RefreshOutcome> {
-  const change = { changeType: request.change, filePath: request.relative };
   const host = runtime.ctx.host;
+  // One contract change, published once: every worker's caches and live reload hear it, and the
+  // module's `refreshContract` hook runs in each (docs/modules.md "Contract changes").
+  const published = host.contractChanges.publish({
+    moduleId: request.module,
+    changeType: request.change,
+    filePath: request.relative,
+    files: [request.absolute],
+  });
   if (request.module === 'wwwroot') {
-    runtime.files.invalidate(request.absolute);
-    await host.notifyContractChange('wwwroot', change).catch(() => false);
+    await published.catch(() => false);
     return { ok: true, via: 'cache' };
   }
   let hooked: boolean;
   try {
-    hooked = await withinTime(host.notifyContractChange(request.module, change), timeoutMs);
+    hooked = await withinTime(published, timeoutMs);
   } catch (err) {
     if (err instanceof HookTimeoutError) {
       return {

@@ -1,0 +1,71 @@
+import type { InvalidationBus } from '../cluster/invalidation.js';
+import type { UploadFlow } from '../fs/upload-flow.js';
+import type { Logger } from '../logging/logger.js';
+import type { LoadedModule } from '../modules/load-modules.js';
+import type { HostFailureThrottle } from '../pipeline/edge/failure-throttle.js';
+import type { SessionState } from '../session/create-session.js';
+import type { Upgrades } from '../websocket/index.js';
+import type { Listeners } from './listeners.js';
+
+/** What a running host holds open, each closed in the order `stopHost` gives. */
+export interface RunningParts {
+  listeners: Pick<Listeners, 'drain' | 'close'>;
+  upgrades: Pick<Upgrades, 'closeAll'>;
+  uploadFlows: readonly UploadFlow[];
+  modules: readonly LoadedModule[];
+  accessChecks: HostFailureThrottle;
+  bus: InvalidationBus;
+  sessionState: SessionState | undefined;
+  logging: { close(): Promise<void> };
+  logger: Logger;
+}
+
+export interface StopOptions {
+  /** How long requests in flight may take before their connections are cut. */
+  graceMs: number;
+  /** First answer requests with `Connection: close` for up to that long (rolling restart). */
+  drainMs: number;
+}
+
+/**
+ * The stop order (docs/api.md `host.close`): clients are told to leave, then nothing new gets in
+ * and what is in flight finishes, and only then goes what the requests used (modules, the bus,
+ * the session store), the log last so that every step can still log.
+ */
+export async function stopHost(parts: RunningParts, { graceMs, drainMs }: StopOptions): Promise<void> {
+  const { logger } = parts;
+  // A worker retired in a rolling restart first tells its clients to go elsewhere (docs/scale-out.md).
+  if (drainMs > 0) await parts.listeners.drain(drainMs);
+  // Uploads in flight are refused (503) and their staged files removed before anything else.
+  await Promise.all(parts.uploadFlows.map((flow) => flow.close()));
+  // Then sockets: an open WebSocket would hold its listener open for the whole grace time.
+  await parts.upgrades.closeAll(Math.min(graceMs, 2_000));
+  await parts.listeners.close(graceMs);
+  for (const m of [...parts.modules].reverse()) {
+    try {
+      await m.contributions.close?.();
+    } catch (err) {
+      logger.error(`module ${m.id} failed to close`, err as Error);
+    }
+  }
+  parts.accessChecks.close();
+  parts.bus.close();
+  await parts.sessionState
+    ?.close()
+    .catch((err: unknown) => logger.error('session store failed to close', err as Error));
+  await parts.logging.close();
+}
+
+/**
+ * A start-up that fails once the session store is open (a module, an endpoint setting) must not
+ * leave its connections, or the bus's listener, open.
+ */
+export async function abandonStart(
+  parts: Pick<RunningParts, 'bus' | 'sessionState' | 'accessChecks'>,
+  err: unknown,
+): Promise<never> {
+  parts.accessChecks.close();
+  parts.bus.close();
+  await parts.sessionState?.close().catch(() => {});
+  throw err;
+}

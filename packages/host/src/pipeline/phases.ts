@@ -1,0 +1,140 @@
+import type http from 'node:http';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import compression from 'compression';
+import type { AckRequest, ModuleRoutes, ModuleUpgrade, RawHandler } from '../modules/contract.js';
+import type { LoadedModule } from '../modules/load-modules.js';
+import type { RequestHandlers } from '../lifecycle/listeners.js';
+import { sendProblem } from '../http/problem.js';
+import { upgradeRequiredRoutes } from '../websocket/index.js';
+import type { Edge } from './edge/index.js';
+import { runHandlers } from './run-handlers.js';
+import { sendNotFound } from './errors.js';
+import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES } from './http2-adapter.js';
+import { createHttp1Express, createHttp2Express, handToExpress } from './express-adapter.js';
+
+/** Answers an error with the host's one error responder (pipeline/errors.ts). */
+export type RespondError = (err: unknown, req: AckRequest, res: http.ServerResponse) => void;
+
+/**
+ * The pipeline as data (docs/pipeline.md), in the order a request walks it: edge, public, then
+ * Express (`middleware`: session and sign-in; then the routes), static, not found, errors.
+ */
+export interface Phases {
+  edge: Edge;
+  public: readonly RawHandler[];
+  /** In front of every route, after compression: the session (when on) and sign-in phases. */
+  middleware: readonly RequestHandler[];
+  routes: readonly ModuleRoutes[];
+  static: readonly RawHandler[];
+  /** `UseResponseComression`: compress what the routes answer. */
+  compressRoutes: boolean;
+  respondError: RespondError;
+}
+
+/**
+ * Every route the host serves: its own (`/contractsync`) first, then the modules' in load order,
+ * then the WebSocket paths, which answer an ordinary request 426 (docs/websocket.md).
+ */
+export function collectRoutes(hostRoutes: readonly ModuleRoutes[], modules: readonly LoadedModule[]): ModuleRoutes[] {
+  return [
+    ...hostRoutes,
+    ...modules.flatMap((m) => m.contributions.routes ?? []),
+    ...upgradeRequiredRoutes(collectUpgrades(modules)),
+  ];
+}
+
+/** The modules' WebSocket offers, in load order. */
+export function collectUpgrades(modules: readonly LoadedModule[]): ModuleUpgrade[] {
+  return modules.flatMap((m) => m.contributions.upgrades ?? []);
+}
+
+/** The modules' handlers of one raw phase, in load order. */
+export function collectRaw(modules: readonly LoadedModule[], phase: 'public' | 'static'): RawHandler[] {
+  return modules.flatMap((m) => m.contributions[phase] ?? []);
+}
+
+/**
+ * The request handlers the listeners call, one per protocol, over the same phases. Static
+ * requests are answered in front of Express's router because they are most of a screen host's
+ * traffic; no route prefix is ever served by a static handler, so the outcome is the one the phase
+ * order defines.
+ */
+export function createPipeline(phases: Phases): Pick<RequestHandlers, 'http1' | 'http2'> {
+  const { edge, respondError } = phases;
+  // One Express application per protocol over the same middleware and routers: HTTP/2 requests
+  // need Express's methods on the HTTP/2 classes (pipeline/http2-adapter.ts, docs/protocols.md).
+  const http1App = mountRoutes(createHttp1Express(), phases);
+  const http2App = mountRoutes(createHttp2Express(), phases);
+  const http1Phases = rawPhases(http1App, phases);
+  const http2Phases = rawPhases(http2App, phases);
+
+  const onRequest = (req: AckRequest, res: http.ServerResponse, list: readonly RawHandler[]) => {
+    try {
+      edge.begin(req, res);
+    } catch (err) {
+      return respondError(err, req, res);
+    }
+    runHandlers(list, req, res, sendNotFound, respondError);
+  };
+
+  return {
+    http1: (req, res) => onRequest(req as AckRequest, res, http1Phases),
+    http2: (request, response) => {
+      const { req, res } = adaptHttp2(http2App, request, response);
+      // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
+      if (headerListBytes(request.rawHeaders) > MAX_HEADER_BYTES) {
+        return sendProblem(
+          res,
+          {
+            status: 431,
+            code: 'request.headers_too_large',
+            detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.`,
+          },
+          req.method,
+        );
+      }
+      onRequest(req, res, http2Phases);
+    },
+  };
+}
+
+/** The Express phases on one application: compression, session, sign-in, routes, not found, errors. */
+function mountRoutes(expressApp: Express, phases: Phases): Express {
+  expressApp.disable('x-powered-by');
+  expressApp.set('etag', false);
+  // Express (and express-session's `secure: 'auto'`) trusts X-Forwarded-Proto from exactly the
+  // proxies the edge trusts, so a session cookie is Secure when the client came over HTTPS.
+  expressApp.set('trust proxy', (address: string) => phases.edge.trustsProxy(address));
+  // `UseResponseComression` compresses what the routes answer; files are compressed once by the
+  // module that serves them (docs/static-files.md), so the lean phases never pay for it.
+  if (phases.compressRoutes) expressApp.use(compression());
+  for (const middleware of phases.middleware) expressApp.use(middleware);
+  for (const route of phases.routes) expressApp.use(route.mount, route.handler);
+  expressApp.use((req, res) => sendNotFound(req, res));
+  expressApp.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    phases.respondError(err, req, res);
+  });
+  return expressApp;
+}
+
+/**
+ * The raw phases as one list per Express application, run by one runner (docs/pipeline.md):
+ * edge, public, then static for a GET or HEAD outside every route mount; the rest goes to Express.
+ */
+function rawPhases(expressApp: Express, phases: Phases): RawHandler[] {
+  const routePrefixes = phases.routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
+  const underRoute = (p: string) => routePrefixes.some((prefix) => p === prefix || p.startsWith(prefix + '/'));
+  const hasStatic = phases.static.length > 0;
+  return [
+    ...phases.edge.handlers,
+    ...phases.public,
+    (req, res, next) => {
+      // Outside every route prefix Express holds nothing for a GET/HEAD but the 404 (session and
+      // sign-in only read cookies): static answers it, without minting a session for every miss.
+      if ((req.method === 'GET' || req.method === 'HEAD') && hasStatic && !underRoute(req.ack.path.folded))
+        return next();
+      handToExpress(expressApp, req, res);
+    },
+    ...phases.static,
+  ];
+}

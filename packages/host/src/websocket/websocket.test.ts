@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { createConnection } from 'mysql2';
+import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AckModuleFactory } from '../modules/contract.js';
-import { moduleFiles, testAppSettings, useTestHosts } from '../test-support/index.js';
+import { moduleFiles, TcpRelay, testAppSettings, testDatabases, useTestHosts } from '../test-support/index.js';
 import { curlClient, https1Client, makeTestCertificate } from '../test-support/protocols.js';
 import { rawConnection } from '../test-support/raw-socket.js';
 
@@ -140,6 +141,45 @@ describe('WebSocket upgrades', () => {
     const anonymous = await connect(ws, { headers: { cookie: tampered.join('; ') } });
     expect(anonymous.greeting.user).toBeNull();
     anonymous.socket.close();
+  });
+
+  it('refuses an upgrade 503 while the session store cannot be read, and accepts it with its session once it is back', async () => {
+    // MariaDB behind a relay the test cuts: the upgrade reads the session of its cookie from it.
+    const relay = new TcpRelay(testDatabases().mysql);
+    const port = await relay.listen(0);
+    const table = `WsOutage_${process.pid}_${Date.now()}`;
+    const { url, ws, close } = await startEcho({
+      SessionState: {
+        CacheType: 'MySql',
+        MySqlConnectionString: `Server=127.0.0.1;Port=${port};Database=test;Uid=root;Pwd=;`,
+        MySqlSchemaName: 'test',
+        MySqlTableName: table,
+      },
+    });
+    try {
+      const count = await fetch(`${url}/echo/api/count`);
+      expect(await count.json()).toEqual({ count: 1 });
+      const cookie = count.headers.get('set-cookie')!.split(';')[0]!;
+      await relay.cut();
+      const refused = await refusal(ws, { headers: { cookie } });
+      expect(refused.status).toBe(503);
+      expect(refused.problem.code).toBe('websocket.session_unavailable');
+      await relay.listen(port);
+      await vi.waitFor(
+        async () => {
+          const { socket, greeting } = await connect(ws, { headers: { cookie } });
+          socket.close();
+          expect(greeting.count).toBe(1);
+        },
+        { timeout: 20_000, interval: 250 },
+      );
+    } finally {
+      await close();
+      await relay.cut();
+      const admin = createConnection(testDatabases().mysqlConnection);
+      await admin.promise().query(`drop table if exists \`${table}\``);
+      await admin.promise().end();
+    }
   });
 
   it('refuses a signed-out authentication cookie on the upgrade, as on any request', async () => {

@@ -146,7 +146,10 @@ export interface ModuleContributions {
   static?: RawHandler[];
   /** WebSocket endpoints (HTTP/1.1 upgrade); see docs/websocket.md. */
   upgrades?: ModuleUpgrade[];
-  /** Called after a contract file of this module changed (e.g. by sync upload). */
+  /**
+   * Called in every worker after a contract file of this module changed through sync upload or
+   * refresh (a contract change naming a `filePath`; docs/modules.md "Contract changes").
+   */
   refreshContract?(change: ContractChange): Promise<void> | void;
   /** Called once at shut-down, after the server stopped accepting requests. */
   close?(): Promise<void> | void;

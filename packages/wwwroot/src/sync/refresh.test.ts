@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AckModuleFactory, ContractChange } from '@ack/host';
+import type { AckModuleFactory, ContractChange, ContractChangeEvent } from '@ack/host';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 import { basicAuth, syncUpload } from '../test-support/test-fixture.js';
@@ -10,12 +10,15 @@ const hosts = useTestHosts();
 
 /**
  * `transact` as a module of this host: it has both a refresh hook and the original's refresh route,
- * and records which one it was told through.
+ * and records which one it was told through, and the contract changes it heard.
  */
 type HookBehaviour = 'ok' | 'fail' | 'hang';
 
-function transactModule(seen: { hook: ContractChange[]; route: string[] }, behaviour: HookBehaviour): AckModuleFactory {
+type Seen = { hook: ContractChange[]; route: string[]; heard?: ContractChangeEvent[] };
+
+function transactModule(seen: Seen, behaviour: HookBehaviour): AckModuleFactory {
   return (ctx) => {
+    ctx.host.contractChanges.subscribe((event) => seen.heard?.push(event));
     const router = ctx.host.createRouter();
     router.get('/transaction/refresh', (req, res) => {
       seen.route.push(String(req.query.filePath));
@@ -32,7 +35,7 @@ function transactModule(seen: { hook: ContractChange[]; route: string[] }, behav
   };
 }
 
-async function start(seen: { hook: ContractChange[]; route: string[] }, behaviour: HookBehaviour = 'ok') {
+async function start(seen: Seen, behaviour: HookBehaviour = 'ok') {
   const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot', 'transact'] } }), {
     'modules/wwwroot/module.json': {
       ModuleID: 'wwwroot',
@@ -48,7 +51,7 @@ async function start(seen: { hook: ContractChange[]; route: string[] }, behaviou
 
 describe('sync refresh of a module loaded in this host', () => {
   it('calls its refresh hook in process, with no request to its refresh route', async () => {
-    const seen = { hook: [] as ContractChange[], route: [] as string[] };
+    const seen = { hook: [] as ContractChange[], route: [] as string[], heard: [] as ContractChangeEvent[] };
     const { url, requests } = await start(seen);
     const res = await syncUpload(
       url,
@@ -59,6 +62,15 @@ describe('sync refresh of a module loaded in this host', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ module: 'transact', refresh: { ok: true, via: 'hook' } });
     expect(seen.hook).toEqual([{ changeType: 'Created', filePath: 'HDS/ZZW/TST010.json' }]);
+    // The one contract change, as every subscriber hears it: the file written, by its absolute path.
+    expect(seen.heard).toEqual([
+      {
+        moduleId: 'transact',
+        changeType: 'Created',
+        filePath: 'HDS/ZZW/TST010.json',
+        files: [expect.stringMatching(/\/contracts\/transact\/HDS\/ZZW\/TST010\.json$/)],
+      },
+    ]);
 
     const refresh = await fetch(
       `${url}/wwwroot/api/sync/refresh?moduleName=transact&changeType=Changed&filePath=HDS/ZZW/TST010.json`,

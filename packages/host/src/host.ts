@@ -36,6 +36,7 @@ import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
 import { createHttp1Express, createHttp2Express } from './pipeline/express-apps.js';
 import { sendProblem } from './http/problem.js';
+import { hostProblems } from './http/problem-codes.js';
 import { UploadFlow } from './fs/upload-flow.js';
 import { createBodyReaders } from './http/read-body.js';
 import { createUpgrades, upgradeRequiredRoutes, type Upgrades } from './websocket/index.js';
@@ -335,7 +336,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
               res,
               {
                 status: 431,
-                code: 'request.headers_too_large',
+                code: hostProblems.REQUEST_HEADERS_TOO_LARGE.code,
                 detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.`,
               },
               req.method,

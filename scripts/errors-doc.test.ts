@@ -54,8 +54,13 @@ function inlineCodes(source: string): string[] {
   const quoted = [...source.matchAll(/(['"])([a-z_]+(?:\.[a-z_]+)?)\1/g)]
     .map((m) => m[2]!)
     .filter((s) => wireCodes.has(s));
+  // A code member given as a string, even one the tables do not know (a Node error code such as
+  // `EISDIR` is upper-case, not a problem code).
+  const members = [...source.matchAll(/\bcode:\s*(['"])([a-z][a-z_]*(?:\.[a-z_]+)*)\1/g)]
+    .map((m) => m[2]!)
+    .filter((s) => !wireCodes.has(s));
   const templated = [...source.matchAll(/\bcode:\s*(`[^`]*`)/g)].map((m) => m[1]!);
-  return [...quoted, ...templated];
+  return [...quoted, ...members, ...templated];
 }
 
 /** Call sites whose status is not the status of the row whose code they answer with. */
@@ -100,6 +105,8 @@ describe('the sources', () => {
     expect(inlineCodes("{ status: 400, code: 'sync.invalid_path' }")).toEqual(['sync.invalid_path']);
     expect(inlineCodes('{ code: `sync.${verdict}` }')).toEqual(['`sync.${verdict}`']);
     expect(inlineCodes("codePrefix: 'sync'")).toEqual([]);
+    expect(inlineCodes("{ status: 409, code: 'orders.locked' }")).toEqual(['orders.locked']);
+    expect(inlineCodes("Object.assign(new Error('gone'), { code: 'EISDIR' })")).toEqual([]);
     expect(inlineCodes('{ status: 400, code: wwwrootProblems.SYNC_INVALID_PATH.code }')).toEqual([]);
     expect(statusMismatches('{ status: 401, code: hostProblems.REQUEST_ABORTED.code }')).toHaveLength(1);
     expect(statusMismatches('{ status: 400, code: hostProblems.REQUEST_ABORTED.code }')).toEqual([]);

@@ -52,6 +52,15 @@ export { resolveContainedPath, checkNoSymlinkEscape } from './paths/contained-pa
 export type { ContainedPath, PathRejection } from './paths/contained-path.js';
 export { ProblemError, isWellFormedProblem, problemBody, sendProblem } from './http/problem.js';
 export type { Problem } from './http/problem.js';
+export { hostProblems, problemCode, problemCodePattern, problemCodePrefix } from './http/problem-codes.js';
+export type {
+  PrefixFamily,
+  ProblemCode,
+  ProblemCodePattern,
+  ProblemCodePrefix,
+  ProblemStatus,
+  ProblemTableEntry,
+} from './http/problem-codes.js';
 export { PreparedHead } from './http/response-head/prepared-head.js';
 export type { HeaderPairs } from './http/response-head/prepared-head.js';
 export { setHeaderPairs, writePreparedHead } from './http/response-head/response.js';

@@ -14,6 +14,7 @@ import { createServingEngine } from './serving/index.js';
 
 export { parseWwwrootSettings } from './settings/module-settings.js';
 export type { WwwrootSettings, DevAccountSetting, ModuleSettingsSource } from './settings/module-settings.js';
+export { wwwrootProblems } from './problem-codes.js';
 
 /**
  * The `wwwroot` module (docs/architecture.md): shared files and the manifest in the public phase; sync,

@@ -19,7 +19,7 @@ import {
   type TestHost,
 } from '@ack/host/test-support';
 import { wwwrootModule } from './index.js';
-import { whoamiModule } from './dev-sign-in/test-fixture.js';
+import { whoamiModule } from './test-support/sign-in-fixture.js';
 
 // Every route family over HTTP/2 on the TLS port, with two real clients (Node's http2 client,
 // which streams bodies without Content-Length, and curl --http2), and the same port answering

@@ -6,6 +6,7 @@ import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
 import { checkNoSymlinkEscape } from '../paths/contained-path.js';
 import { ProblemError, sendProblem } from '../http/problem.js';
+import { hostProblems, type ProblemCode } from '../http/problem-codes.js';
 import type { FormFields } from '../fs/receive-upload.js';
 import type { UploadFlow } from '../fs/upload-flow.js';
 import { checkHostAccessID } from './host-access.js';
@@ -18,7 +19,15 @@ import {
   type ContractSyncTarget,
 } from './targets.js';
 
-const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `contractsync.${code}`, detail });
+const bad = (problem: ProblemCode & { status: 400 }, detail: string) =>
+  new ProblemError({ status: problem.status, code: problem.code, detail });
+
+/** The 401's code for each way the `hostAccessID` header fails. */
+const ACCESS_ID_PROBLEMS = {
+  missing: hostProblems.CONTRACTSYNC_MISSING_HOST_ACCESS_ID,
+  invalid: hostProblems.CONTRACTSYNC_INVALID_HOST_ACCESS_ID,
+  not_configured: hostProblems.CONTRACTSYNC_NOT_CONFIGURED,
+};
 
 interface ContractSyncRequest {
   moduleID: string;
@@ -31,30 +40,39 @@ interface ContractSyncRequest {
 /** Validates the fields and works out the targets; every refusal is a 400 naming the field. */
 async function resolveRequest(fields: FormFields, serviceHome: string): Promise<ContractSyncRequest> {
   const moduleID = fields.get('moduleid')?.trim() ?? '';
-  if (moduleID === '') throw bad('missing_field', 'The field moduleID is required.');
-  if (!isPlainModuleID(moduleID)) throw bad('invalid_module_id', 'moduleID must be a plain name ([A-Za-z0-9_.-]+).');
+  if (moduleID === '') throw bad(hostProblems.CONTRACTSYNC_MISSING_FIELD, 'The field moduleID is required.');
+  if (!isPlainModuleID(moduleID))
+    throw bad(hostProblems.CONTRACTSYNC_INVALID_MODULE_ID, 'moduleID must be a plain name ([A-Za-z0-9_.-]+).');
   const contractType = parseContractType(fields.get('contracttype'));
-  if (!fields.get('contracttype')?.trim()) throw bad('missing_field', 'The field contractType is required.');
+  if (!fields.get('contracttype')?.trim())
+    throw bad(hostProblems.CONTRACTSYNC_MISSING_FIELD, 'The field contractType is required.');
   if (!contractType)
     throw bad(
-      'invalid_contract_type',
+      hostProblems.CONTRACTSYNC_INVALID_CONTRACT_TYPE,
       'contractType must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.',
     );
   const changeText = fields.get('changetype');
-  if (!changeText?.trim()) throw bad('missing_field', 'The field changeType is required.');
+  if (!changeText?.trim()) throw bad(hostProblems.CONTRACTSYNC_MISSING_FIELD, 'The field changeType is required.');
   const change = parseChangeType(changeText);
-  if (!change) throw bad('invalid_change_type', 'changeType must be Created, Changed or Deleted.');
+  if (!change)
+    throw bad(hostProblems.CONTRACTSYNC_INVALID_CHANGE_TYPE, 'changeType must be Created, Changed or Deleted.');
   const dest = fields.get('destfilepath') ?? '';
-  if (dest.trim() === '') throw bad('missing_field', 'The field destFilePath is required.');
+  if (dest.trim() === '') throw bad(hostProblems.CONTRACTSYNC_MISSING_FIELD, 'The field destFilePath is required.');
   const resolved = contractSyncTargets(serviceHome, moduleID, contractType, dest);
   if (!resolved.ok)
-    throw bad('invalid_path', `destFilePath is refused (${resolved.reason}): it must stay inside the target folder.`);
+    throw bad(
+      hostProblems.CONTRACTSYNC_INVALID_PATH,
+      `destFilePath is refused (${resolved.reason}): it must stay inside the target folder.`,
+    );
   for (const target of resolved.targets) {
     if (
       !(await checkNoSymlinkEscape(serviceHome, target.absolute)) ||
       !(await checkNoSymlinkEscape(target.root, target.absolute))
     ) {
-      throw bad('invalid_path', 'destFilePath is refused (symlink-escape): it must stay inside the target folder.');
+      throw bad(
+        hostProblems.CONTRACTSYNC_INVALID_PATH,
+        'destFilePath is refused (symlink-escape): it must stay inside the target folder.',
+      );
     }
   }
   return { moduleID, contractType, change, relative: resolved.relative, targets: resolved.targets };
@@ -76,7 +94,7 @@ export function createContractSyncRoutes(
   const serviceHome = paths.serviceHome;
   const router = express.Router();
   const flow = services.createUploadFlow({
-    codePrefix: 'contractsync',
+    codePrefix: hostProblems.CONTRACTSYNC.prefix,
     maxFileBytes: app.Security.MaxContractSyncFileBytes,
     notAFileDetail: 'The destination is a folder, not a file.',
   });
@@ -103,7 +121,7 @@ export function createContractSyncRoutes(
       what: 'contract sync invalid hostAccessID',
       problem: {
         status: 401,
-        code: `contractsync.${verdict === 'not_configured' ? 'not_configured' : `${verdict}_host_access_id`}`,
+        code: ACCESS_ID_PROBLEMS[verdict].code,
         detail,
         headers: { 'WWW-Authenticate': 'hostAccessID' },
       },
@@ -142,7 +160,11 @@ export function createContractSyncRoutes(
   });
   router.all('/', (req, res) => {
     res.setHeader('Allow', 'POST');
-    sendProblem(res, { status: 405, code: 'contractsync.method_not_allowed', detail: 'Use POST.' }, req.method);
+    sendProblem(
+      res,
+      { status: 405, code: hostProblems.CONTRACTSYNC_METHOD_NOT_ALLOWED.code, detail: 'Use POST.' },
+      req.method,
+    );
   });
 
   return [{ mount: '/contractsync', handler: router }];

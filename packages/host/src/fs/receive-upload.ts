@@ -2,6 +2,7 @@ import { Transform, pipeline, type Writable } from 'node:stream';
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { ProblemError } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
 
@@ -115,7 +116,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     return Promise.reject(
       new ProblemError({
         status: 415,
-        code: `${prefix}.not_multipart`,
+        code: hostProblems.PREFIX_NOT_MULTIPART.code(prefix),
         detail: 'The request must be multipart/form-data.',
       }),
     );
@@ -245,7 +246,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
         cb(
           new ProblemError({
             status: 400,
-            code: `${prefix}.unexpected_file`,
+            code: hostProblems.PREFIX_UNEXPECTED_FILE.code(prefix),
             detail: `Only one file, in the field "${fileField}", is accepted.`,
           }),
         );
@@ -299,7 +300,8 @@ function problemOf(err: unknown, req: Request, prefix: string, limits = LIMITS):
   if (err instanceof FileTooLargeError) return fileTooLarge(prefix, err.limit);
   if (!req.complete && (req.destroyed || req.socket?.destroyed)) return new ClientGoneError();
   const e = err as { name?: string; code?: string; message?: string };
-  const invalid = (detail: string) => new ProblemError({ status: 400, code: `${prefix}.invalid_form`, detail });
+  const invalid = (detail: string) =>
+    new ProblemError({ status: 400, code: hostProblems.PREFIX_INVALID_FORM.code(prefix), detail });
   if (e.name === 'MulterError') {
     const detail: Record<string, string> = {
       LIMIT_FILE_COUNT:
@@ -320,7 +322,7 @@ function problemOf(err: unknown, req: Request, prefix: string, limits = LIMITS):
 function fileTooLarge(prefix: string, maxBytes: number): ProblemError {
   return new ProblemError({
     status: 413,
-    code: `${prefix}.file_too_large`,
+    code: hostProblems.PREFIX_FILE_TOO_LARGE.code(prefix),
     detail: `The file is over ${maxBytes} bytes (Security:MaxContractSyncFileBytes).`,
   });
 }

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { Request, Response } from 'express';
 import { ProblemError } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 import { ClientGoneError, receiveUpload, type FormFieldValues, type FormFields } from './receive-upload.js';
 import {
@@ -94,13 +95,17 @@ export interface UploadFlowOptions {
 }
 
 const missingFile = (codePrefix: string) =>
-  new ProblemError({ status: 400, code: `${codePrefix}.missing_file`, detail: 'The file part is missing.' });
+  new ProblemError({
+    status: 400,
+    code: hostProblems.PREFIX_MISSING_FILE.code(codePrefix),
+    detail: 'The file part is missing.',
+  });
 
 /** Answer to uploads in flight (and new ones) once the host is stopping. */
 const STOPPING = () =>
   new ProblemError({
     status: 503,
-    code: 'host.stopping',
+    code: hostProblems.HOST_STOPPING.code,
     detail: 'The host is stopping; send the upload again.',
     headers: { 'Retry-After': '1' },
   });
@@ -113,7 +118,7 @@ function refuseTemporaryNames<R>(plan: UploadPlan<R>, codePrefix: string): Uploa
   if (plan.targets.some((target) => isTemporaryFileName(path.basename(target))))
     throw new ProblemError({
       status: 400,
-      code: `${codePrefix}.invalid_path`,
+      code: hostProblems.PREFIX_INVALID_PATH.code(codePrefix),
       detail: 'The file name has the form of a temporary upload file (".*.ack-tmp"), which the host removes.',
     });
   return plan;
@@ -222,7 +227,11 @@ export class UploadFlow {
     // An entry's file-system failure is that entry's outcome, as the host would answer it alone.
     const perEntry = (err: unknown): ProblemError => {
       if ((err as NodeJS.ErrnoException).code === 'EISDIR')
-        return new ProblemError({ status: 400, code: `${codePrefix}.not_a_file`, detail: notAFileDetail });
+        return new ProblemError({
+          status: 400,
+          code: hostProblems.PREFIX_NOT_A_FILE.code(codePrefix),
+          detail: notAFileDetail,
+        });
       const problem = fileSystemProblem(err);
       if (problem) return new ProblemError(problem);
       throw err;
@@ -310,7 +319,11 @@ export class UploadFlow {
       const { change, targets, request } = await resolveOnce(form.fields);
       const notAFile = (err: unknown): never => {
         if ((err as NodeJS.ErrnoException).code === 'EISDIR')
-          throw new ProblemError({ status: 400, code: `${codePrefix}.not_a_file`, detail: notAFileDetail });
+          throw new ProblemError({
+            status: 400,
+            code: hostProblems.PREFIX_NOT_A_FILE.code(codePrefix),
+            detail: notAFileDetail,
+          });
         throw err;
       };
 
@@ -323,7 +336,7 @@ export class UploadFlow {
       if (!file)
         throw new ProblemError({
           status: 400,
-          code: `${codePrefix}.missing_file`,
+          code: hostProblems.PREFIX_MISSING_FILE.code(codePrefix),
           detail: 'The file field is required unless changeType is Deleted.',
         });
       staged.push(file); // until moved, so that a failed move still discards it

@@ -1,4 +1,5 @@
 import type { Problem } from './problem.js';
+import { hostProblems } from './problem-codes.js';
 
 /**
  * File-system errors that a client's path causes (a name too long, a file where the path needs a
@@ -13,22 +14,34 @@ export function fileSystemProblem(err: unknown): Problem | undefined {
     case 'ENAMETOOLONG':
       return {
         status: 400,
-        code: 'request.path_too_long',
+        code: hostProblems.REQUEST_PATH_TOO_LONG.code,
         detail: 'A name in the path is too long for the file system.',
       };
     case 'ENOTDIR':
-      return { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' };
+      return {
+        status: 409,
+        code: hostProblems.REQUEST_PATH_CONFLICT.code,
+        detail: 'A part of the path is a file, not a folder.',
+      };
     case 'EEXIST':
       return e.syscall === 'mkdir'
-        ? { status: 409, code: 'request.path_conflict', detail: 'A part of the path is a file, not a folder.' }
+        ? {
+            status: 409,
+            code: hostProblems.REQUEST_PATH_CONFLICT.code,
+            detail: 'A part of the path is a file, not a folder.',
+          }
         : undefined;
     case 'EISDIR':
-      return { status: 409, code: 'request.path_conflict', detail: 'The path names a folder, not a file.' };
+      return {
+        status: 409,
+        code: hostProblems.REQUEST_PATH_CONFLICT.code,
+        detail: 'The path names a folder, not a file.',
+      };
     case 'ENOSPC':
     case 'EDQUOT':
       return {
         status: 507,
-        code: 'storage.full',
+        code: hostProblems.STORAGE_FULL.code,
         detail: 'The server has no room left to store this; nothing was changed.',
       };
     default:

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { hostProblems } from './problem-codes.js';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 
 /**
@@ -41,7 +42,7 @@ export function problemBody(problem: Problem): Record<string, unknown> {
 /** What a malformed problem is answered with: the host's own failure, not the module's intent. */
 const MALFORMED: Problem = {
   status: 500,
-  code: 'internal_error',
+  code: hostProblems.INTERNAL_ERROR.code,
   detail: 'The server could not complete the request.',
 };
 

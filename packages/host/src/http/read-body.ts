@@ -3,6 +3,7 @@ import querystring from 'node:querystring';
 import zlib from 'node:zlib';
 import type { Request, RequestHandler } from 'express';
 import { ProblemError } from './problem.js';
+import { hostProblems } from './problem-codes.js';
 
 /**
  * The one reader of request bodies for JSON and form routes (docs/pipeline.md "Request bodies").
@@ -16,7 +17,7 @@ import { ProblemError } from './problem.js';
 export function bodyTooLarge(maxBodyBytes: number): ProblemError {
   return new ProblemError({
     status: 413,
-    code: 'request.body_too_large',
+    code: hostProblems.REQUEST_BODY_TOO_LARGE.code,
     detail: `The request body is over ${maxBodyBytes} bytes.`,
   });
 }
@@ -47,7 +48,7 @@ function decoderFor(req: IncomingMessage): zlib.Gunzip | zlib.Inflate | zlib.Bro
     default:
       throw new ProblemError({
         status: 415,
-        code: 'request.encoding_unsupported',
+        code: hostProblems.REQUEST_ENCODING_UNSUPPORTED.code,
         detail: `The content encoding "${encoding}" is not supported.`,
       });
   }
@@ -92,7 +93,7 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Rea
         return finish(
           new ProblemError({
             status: 413,
-            code: 'request.entity_too_large',
+            code: hostProblems.REQUEST_ENTITY_TOO_LARGE.code,
             detail: `The request body is over ${options.limit} bytes.`,
           }),
         );
@@ -110,7 +111,13 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Rea
     const onEnd = () => (decoder ? decoder.end() : finish(undefined, Buffer.concat(chunks)));
     const onClose = () => {
       if (!req.complete)
-        finish(new ProblemError({ status: 400, code: 'request.aborted', detail: 'The request body was cut off.' }));
+        finish(
+          new ProblemError({
+            status: 400,
+            code: hostProblems.REQUEST_ABORTED.code,
+            detail: 'The request body was cut off.',
+          }),
+        );
     };
     if (decoder) {
       decoder.on('data', take);
@@ -120,7 +127,7 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Rea
         finish(
           new ProblemError({
             status: 400,
-            code: 'request.bad_encoding',
+            code: hostProblems.REQUEST_BAD_ENCODING.code,
             detail: 'The request body could not be decoded.',
           }),
         ),
@@ -140,7 +147,7 @@ function textOf(req: IncomingMessage, body: Buffer): string {
   } catch {
     throw new ProblemError({
       status: 415,
-      code: 'request.charset_unsupported',
+      code: hostProblems.REQUEST_CHARSET_UNSUPPORTED.code,
       detail: `The charset "${charset}" is not supported.`,
     });
   }
@@ -153,7 +160,7 @@ export function parseJsonBody(text: string): unknown {
   if (trimmed[0] !== '{' && trimmed[0] !== '[') {
     throw new ProblemError({
       status: 400,
-      code: 'request.entity_parse_failed',
+      code: hostProblems.REQUEST_ENTITY_PARSE_FAILED.code,
       detail: 'The JSON body must be an object or an array.',
     });
   }
@@ -162,7 +169,7 @@ export function parseJsonBody(text: string): unknown {
   } catch (err) {
     throw new ProblemError({
       status: 400,
-      code: 'request.entity_parse_failed',
+      code: hostProblems.REQUEST_ENTITY_PARSE_FAILED.code,
       detail: `The JSON body is not valid: ${(err as Error).message}`,
     });
   }
@@ -194,7 +201,7 @@ export function createBodyReaders(maxBodyBytes: number | null): BodyReaders {
           return next(
             new ProblemError({
               status: 415,
-              code: `${code}.unsupported_media_type`,
+              code: hostProblems.PREFIX_UNSUPPORTED_MEDIA_TYPE.code(code),
               detail: 'Send the body as Content-Type: application/json.',
             }),
           );
@@ -216,7 +223,7 @@ export function createBodyReaders(maxBodyBytes: number | null): BodyReaders {
           if (text.split('&').length > parameterLimit) {
             throw new ProblemError({
               status: 413,
-              code: 'request.parameters_too_many',
+              code: hostProblems.REQUEST_PARAMETERS_TOO_MANY.code,
               detail: `The form has more than ${parameterLimit} fields.`,
             });
           }

@@ -4,6 +4,7 @@ import type { Server as NetServer, Socket } from 'node:net';
 import type { KestrelSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import { problemBody } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { normalizeIp } from '../pipeline/edge/client-address.js';
 
@@ -156,7 +157,7 @@ export function createConnectionGuard(
     const body = JSON.stringify(
       problemBody({
         status: 408,
-        code: 'request.body_too_slow',
+        code: hostProblems.REQUEST_BODY_TOO_SLOW.code,
         detail: `The request body arrived slower than ${minBytesPerSecond} bytes per second.`,
       }),
     );
@@ -207,7 +208,7 @@ export function createConnectionGuard(
     const body = JSON.stringify(
       problemBody({
         status: 429,
-        code: 'request.too_many_connections',
+        code: hostProblems.REQUEST_TOO_MANY_CONNECTIONS.code,
         detail: `This client address already holds ${maxPerClient} connections.`,
       }),
     );

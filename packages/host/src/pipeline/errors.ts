@@ -4,6 +4,7 @@ import type { Logger } from '../logging/logger.js';
 import { PreparedHead } from '../http/response-head/prepared-head.js';
 import { writePreparedHead } from '../http/response-head/response.js';
 import { isWellFormedProblem, ProblemError, sendProblem } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
@@ -27,7 +28,11 @@ const NOT_FOUND_HEAD = new PreparedHead([
 /** Phase 6: nothing answered. APIs get a problem body; screens a plain 404 page. */
 export function sendNotFound(req: AckRequest, res: ServerResponse): void {
   if (isApiRequest(req)) {
-    return sendProblem(res, { status: 404, code: 'not_found', detail: 'No resource at this path.' }, req.method);
+    return sendProblem(
+      res,
+      { status: 404, code: hostProblems.NOT_FOUND.code, detail: 'No resource at this path.' },
+      req.method,
+    );
   }
   writePreparedHead(res, 404, NOT_FOUND_HEAD);
   res.end(req.method === 'HEAD' ? undefined : NOT_FOUND_PAGE);
@@ -66,15 +71,27 @@ export function createErrorResponder(options: ErrorResponderOptions) {
     if (err instanceof URIError) {
       return sendProblem(
         res,
-        { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' },
+        {
+          status: 400,
+          code: hostProblems.REQUEST_BAD_ENCODING.code,
+          detail: 'The URL has a malformed percent-encoding.',
+        },
         req.method,
       );
     }
     if (e?.name === 'MulterError' && e.code === 'LIMIT_FILE_SIZE') {
-      return sendProblem(res, { status: 413, code: 'request.file_too_large', detail: String(e.message) }, req.method);
+      return sendProblem(
+        res,
+        { status: 413, code: hostProblems.REQUEST_FILE_TOO_LARGE.code, detail: String(e.message) },
+        req.method,
+      );
     }
     if (e?.name === 'MulterError') {
-      return sendProblem(res, { status: 400, code: 'request.invalid_form', detail: String(e.message) }, req.method);
+      return sendProblem(
+        res,
+        { status: 400, code: hostProblems.REQUEST_INVALID_FORM.code, detail: String(e.message) },
+        req.method,
+      );
     }
     const fsProblem = fileSystemProblem(err);
     if (fsProblem) {
@@ -85,7 +102,10 @@ export function createErrorResponder(options: ErrorResponderOptions) {
       return sendProblem(res, fsProblem, req.method);
     }
     if (Number.isInteger(status) && status >= 400 && status < 500) {
-      const code = typeof e.type === 'string' ? `request.${e.type.replace(/\./g, '_')}` : 'request.invalid';
+      const code =
+        typeof e.type === 'string'
+          ? hostProblems.REQUEST_TYPE.code(e.type.replace(/\./g, '_'))
+          : hostProblems.REQUEST_INVALID.code;
       return sendProblem(
         res,
         { status, code, detail: typeof e.message === 'string' ? e.message : undefined },
@@ -100,7 +120,7 @@ export function createErrorResponder(options: ErrorResponderOptions) {
       res,
       {
         status: 500,
-        code: 'internal_error',
+        code: hostProblems.INTERNAL_ERROR.code,
         detail:
           options.showExceptionDetail && err instanceof Error
             ? err.message

@@ -5,6 +5,7 @@ import type { AckRequest, ModuleRoutes, ModuleUpgrade, RawHandler } from '../mod
 import type { LoadedModule } from '../modules/load-modules.js';
 import type { RequestHandlers } from '../lifecycle/listeners.js';
 import { sendProblem } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { upgradeRequiredRoutes } from '../websocket/index.js';
 import type { Edge } from './edge/index.js';
 import { runHandlers } from './run-handlers.js';
@@ -87,7 +88,7 @@ export function createPipeline(phases: Phases): Pick<RequestHandlers, 'http1' | 
           res,
           {
             status: 431,
-            code: 'request.headers_too_large',
+            code: hostProblems.REQUEST_HEADERS_TOO_LARGE.code,
             detail: `The request headers are over ${MAX_HEADER_BYTES} bytes.`,
           },
           req.method,

@@ -1,5 +1,6 @@
 import session from 'express-session';
 import { ProblemError } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { redactSecretsInText } from '../settings/redact.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -115,7 +116,7 @@ export abstract class SharedSessionStore extends session.Store {
       this.noteFailure(err);
       throw new ProblemError({
         status: 503,
-        code: 'session.store_unavailable',
+        code: hostProblems.SESSION_STORE_UNAVAILABLE.code,
         detail: `The session store (${this.kind}) is not available; try again shortly.`,
         headers: { 'Retry-After': '5' },
       });

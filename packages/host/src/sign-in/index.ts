@@ -5,6 +5,7 @@ import type { HostSettings } from '../settings/schema.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { Logger } from '../logging/logger.js';
 import { ProblemError } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { signAuthTicket, verifyAuthTicket } from './auth-cookie.js';
 import { createRevocationList, type RevocationList } from './revocations.js';
 import { computeSignExpiry } from './expiry.js';
@@ -142,7 +143,7 @@ export function createSignInService(
         if (Buffer.byteLength(encodeURIComponent(value)) > MAX_COOKIE_VALUE_BYTES) {
           throw new ProblemError({
             status: 400,
-            code: 'sign_in.account_too_large',
+            code: hostProblems.SIGN_IN_ACCOUNT_TOO_LARGE.code,
             detail: `The account is too large for the ${name} cookie; shorten its fields.`,
           });
         }

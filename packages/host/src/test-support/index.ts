@@ -129,3 +129,4 @@ export { fuzzOptions, type FuzzOptions } from './fuzz.js';
 export { testDatabases, type DatabaseAddress } from './databases.js';
 export { TcpRelay } from './tcp-relay.js';
 export { freePort, type FreePortOptions } from './free-port.js';
+export { problemRowKey, problemRowName, problemTableFaults } from './problem-table.js';

@@ -10,6 +10,7 @@ import type { Edge } from '../pipeline/edge/index.js';
 import { createIpAllowList } from '../pipeline/edge/ip-allow-list.js';
 import { parseRequestPath } from '../pipeline/edge/request-path.js';
 import { problemBody, sendProblem, type Problem } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { createUpgradeDecider } from './rules.js';
 import { createMiddlewareRunner } from '../pipeline/express-adapter.js';
@@ -130,7 +131,11 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     try {
       edge.begin(req as AckRequest, new http.ServerResponse(req));
     } catch {
-      return refuse(socket, { status: 400, code: 'request.bad_url', detail: 'The request URL cannot be read.' });
+      return refuse(socket, {
+        status: 400,
+        code: hostProblems.REQUEST_BAD_URL.code,
+        detail: 'The request URL cannot be read.',
+      });
     }
     // Two Host headers or a host AllowedHosts does not list (DNS rebinding): as for any request.
     const hostProblem = edge.refuseHost(req);
@@ -162,7 +167,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
         if (err) logger.error(`websocket ${req.ack.rawPath}: session or sign-in failed`, err as Error);
         return refuse(socket, {
           status: 503,
-          code: 'websocket.session_unavailable',
+          code: hostProblems.WEBSOCKET_SESSION_UNAVAILABLE.code,
           detail: 'The session could not be read; try again.',
         });
       }
@@ -209,7 +214,7 @@ export function upgradeRequiredRoutes(upgrades: readonly ModuleUpgrade[]): Modul
         res,
         {
           status: 426,
-          code: 'websocket.upgrade_required',
+          code: hostProblems.WEBSOCKET_UPGRADE_REQUIRED.code,
           detail: 'This path is a WebSocket: open it with an Upgrade: websocket request.',
           headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
         },

@@ -1,5 +1,6 @@
 import { originMatcher } from '../pipeline/edge/cors-policy.js';
 import type { Problem } from '../http/problem.js';
+import { hostProblems, type ProblemCode } from '../http/problem-codes.js';
 
 /**
  * The host's rules for a WebSocket upgrade (docs/websocket.md), as a pure decision so that every
@@ -33,17 +34,17 @@ export function createUpgradeDecider(
   rules: UpgradeRules,
 ): (facts: UpgradeFacts, open: number, closing: boolean) => UpgradeVerdict {
   const listed = originMatcher(rules.withOrigins);
-  const refuse = (status: number, code: string, detail: string): UpgradeVerdict => ({
+  const refuse = (problem: ProblemCode & { status: number }, detail: string): UpgradeVerdict => ({
     ok: false,
-    problem: { status, code, detail },
+    problem: { status: problem.status, code: problem.code, detail },
   });
   return (facts, open, closing) => {
     if (!rules.paths.has(facts.path))
-      return refuse(404, 'websocket.not_found', 'No WebSocket is offered at this path.');
+      return refuse(hostProblems.WEBSOCKET_NOT_FOUND, 'No WebSocket is offered at this path.');
     if (facts.upgrade?.toLowerCase() !== 'websocket')
-      return refuse(400, 'websocket.bad_upgrade', 'Only the websocket upgrade is supported.');
+      return refuse(hostProblems.WEBSOCKET_BAD_UPGRADE, 'Only the websocket upgrade is supported.');
     if (!rules.ipAllowed(facts.clientIp))
-      return refuse(403, 'host.ip_not_allowed', 'This client address is not allowed.');
+      return refuse(hostProblems.HOST_IP_NOT_ALLOWED, 'This client address is not allowed.');
     if (
       facts.origin !== undefined &&
       !isSameOrigin(facts.origin, facts.host, facts.protocol) &&
@@ -51,16 +52,14 @@ export function createUpgradeDecider(
     ) {
       // Cross-site WebSocket hijacking: a page on another site would ride this user's cookies.
       return refuse(
-        403,
-        'websocket.origin_not_allowed',
+        hostProblems.WEBSOCKET_ORIGIN_NOT_ALLOWED,
         'This Origin may not open a WebSocket here (not this host and not in WithOrigins).',
       );
     }
-    if (closing) return refuse(503, 'websocket.shutting_down', 'The host is shutting down.');
+    if (closing) return refuse(hostProblems.WEBSOCKET_SHUTTING_DOWN, 'The host is shutting down.');
     if (rules.maxUpgraded !== null && open >= rules.maxUpgraded) {
       return refuse(
-        503,
-        'websocket.too_many_connections',
+        hostProblems.WEBSOCKET_TOO_MANY_CONNECTIONS,
         `The host holds its most WebSocket connections (${rules.maxUpgraded}); try again later.`,
       );
     }

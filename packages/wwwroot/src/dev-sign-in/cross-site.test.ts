@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestHost } from '@ack/host/test-support';
-import { cookieHeader, startSignInHost, whoami } from './test-fixture.js';
+import {
+  cookieHeader,
+  DEV_SIGN_IN,
+  DEV_SIGN_OUT,
+  postJson,
+  startSignInHost,
+  whoami,
+} from '../test-support/sign-in-fixture.js';
 
 // Every state-changing route a cookie authorises refuses a request a browser sent from another site.
 describe('cross-site requests on cookie-authorised routes', () => {
@@ -13,12 +20,7 @@ describe('cross-site requests on cookie-authorised routes', () => {
     { 'sec-fetch-site': 'same-site' }, // a sibling sub-domain
   ];
   const signIn = (headers: Record<string, string> = {}) =>
-    fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-      body: '{"UserID":"victim"}',
-    });
+    postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'victim' }, { accept: 'application/json', ...headers });
 
   beforeAll(async () => {
     t = await startSignInHost({ moduleConfig: { BusinessServerUrl: 'http://127.0.0.1:1/x' } });
@@ -31,7 +33,7 @@ describe('cross-site requests on cookie-authorised routes', () => {
     const own = new URL(t.url).origin;
     for (const headers of crossSite) {
       const shown = JSON.stringify(headers);
-      const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, {
+      const out = await fetch(`${t.url}${DEV_SIGN_OUT}`, {
         method: 'POST',
         redirect: 'manual',
         headers: { cookie, ...headers },
@@ -91,7 +93,7 @@ describe('cross-site requests on cookie-authorised routes', () => {
     expect((await signIn({ origin: 'http://localhost:8421', 'sec-fetch-site': 'cross-site', cookie: '' })).status).toBe(
       200,
     );
-    const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, {
+    const out = await fetch(`${t.url}${DEV_SIGN_OUT}`, {
       method: 'POST',
       redirect: 'manual',
       headers: { cookie, origin: own, 'sec-fetch-site': 'same-origin' },

@@ -2,9 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestHost } from '@ack/host/test-support';
-import { cookieHeader, cookieValue, setCookies, startSignInHost, whoami } from './test-fixture.js';
+import {
+  cookieHeader,
+  cookieValue,
+  DEV_SIGN_IN,
+  DEV_SIGN_OUT,
+  postJson,
+  setCookies,
+  startSignInHost,
+  whoami,
+} from '../test-support/sign-in-fixture.js';
 
-const SIGN_IN = '/wwwroot/api/dev-account/sign-in';
 const COOKIE_NAMES = ['TokenID', 'ExpireTicks', 'Member', 'Variable', 'BearerToken', 'AuthenticationScheme'].map(
   (n) => `tst.${n}`,
 );
@@ -20,14 +28,6 @@ const DEV_ACCOUNT = {
   Gender: '',
 };
 
-const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-
 describe('dev sign-in gate', () => {
   const cases: Array<[string, Record<string, unknown>]> = [
     ['IsEnabledDevAutoSignIn false', { IsEnabledDevAutoSignIn: false, RunningEnvironment: 'D' }],
@@ -38,10 +38,10 @@ describe('dev sign-in gate', () => {
     it(`is a plain 404 for GET and POST when ${name}, and signs nobody in`, async () => {
       const t = await startSignInHost({ appSettings, moduleConfig: { DevAutoSignIn: DEV_ACCOUNT } });
       try {
-        const get = await fetch(`${t.url}${SIGN_IN}`, { redirect: 'manual' });
+        const get = await fetch(`${t.url}${DEV_SIGN_IN}`, { redirect: 'manual' });
         expect(get.status).toBe(404);
         expect(get.headers.getSetCookie()).toEqual([]);
-        const post = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'x' });
+        const post = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'x' });
         expect(post.status).toBe(404);
         expect(post.headers.getSetCookie()).toEqual([]);
         // The same answer as a path that never existed.
@@ -62,7 +62,7 @@ describe('dev sign-in', () => {
   afterAll(() => t.close());
 
   it('GET signs in the configured account with the whole cookie set and redirects to returnUrl', async () => {
-    const res = await fetch(`${t.url}${SIGN_IN}?returnUrl=${encodeURIComponent('/screens/main.html?tab=2')}`, {
+    const res = await fetch(`${t.url}${DEV_SIGN_IN}?returnUrl=${encodeURIComponent('/screens/main.html?tab=2')}`, {
       redirect: 'manual',
     });
     expect(res.status).toBe(302);
@@ -94,7 +94,7 @@ describe('dev sign-in', () => {
   });
 
   it('POST signs in the account of the body; Accept: application/json gets 200 with the account', async () => {
-    const redirect = await postJson(`${t.url}${SIGN_IN}?returnUrl=/home`, {
+    const redirect = await postJson(`${t.url}${DEV_SIGN_IN}?returnUrl=/home`, {
       UserID: 'poster',
       Roles: ['User', 'Manager'],
       BirthDate: '2000-02-29',
@@ -110,7 +110,7 @@ describe('dev sign-in', () => {
     });
 
     const json = await postJson(
-      `${t.url}${SIGN_IN}`,
+      `${t.url}${DEV_SIGN_IN}`,
       { UserID: 'scripted', Email: 's@example.com' },
       { accept: 'application/json' },
     );
@@ -121,19 +121,19 @@ describe('dev sign-in', () => {
   });
 
   it('an already signed-in request redirects to returnUrl whatever its body, without new cookies', async () => {
-    const first = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'already' });
+    const first = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'already' });
     const cookie = cookieHeader(first);
     const attempts = [
-      postJson(`${t.url}${SIGN_IN}?returnUrl=/back`, '{not json', { cookie }),
-      postJson(`${t.url}${SIGN_IN}?returnUrl=/back`, { UserID: '' }, { cookie }),
-      fetch(`${t.url}${SIGN_IN}?returnUrl=/back`, {
+      postJson(`${t.url}${DEV_SIGN_IN}?returnUrl=/back`, '{not json', { cookie }),
+      postJson(`${t.url}${DEV_SIGN_IN}?returnUrl=/back`, { UserID: '' }, { cookie }),
+      fetch(`${t.url}${DEV_SIGN_IN}?returnUrl=/back`, {
         method: 'POST',
         redirect: 'manual',
         headers: { cookie, 'content-type': 'text/plain' },
         body: 'x',
       }),
-      fetch(`${t.url}${SIGN_IN}?returnUrl=/back`, { redirect: 'manual', headers: { cookie } }),
-      postJson(`${t.url}${SIGN_IN}?returnUrl=//evil.example`, '{', { cookie }),
+      fetch(`${t.url}${DEV_SIGN_IN}?returnUrl=/back`, { redirect: 'manual', headers: { cookie } }),
+      postJson(`${t.url}${DEV_SIGN_IN}?returnUrl=//evil.example`, '{', { cookie }),
     ];
     const answers = await Promise.all(attempts);
     expect(answers.map((r) => r.status)).toEqual([302, 302, 302, 302, 302]);
@@ -165,23 +165,23 @@ describe('dev sign-in', () => {
       '',
     ];
     for (const returnUrl of unsafe) {
-      const res = await postJson(`${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl })}`, { UserID: 'r' });
+      const res = await postJson(`${t.url}${DEV_SIGN_IN}?${new URLSearchParams({ returnUrl })}`, { UserID: 'r' });
       expect(res.status, returnUrl).toBe(302);
       expect(res.headers.get('location'), returnUrl).toBe('/');
     }
-    const res = await fetch(`${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl: '//evil.example' })}`, {
+    const res = await fetch(`${t.url}${DEV_SIGN_IN}?${new URLSearchParams({ returnUrl: '//evil.example' })}`, {
       redirect: 'manual',
     });
     expect(res.headers.get('location')).toBe('/');
     const local = await postJson(
-      `${t.url}${SIGN_IN}?${new URLSearchParams({ returnUrl: '/view/HDS/a.html?x=1#top' })}`,
+      `${t.url}${DEV_SIGN_IN}?${new URLSearchParams({ returnUrl: '/view/HDS/a.html?x=1#top' })}`,
       { UserID: 'r' },
     );
     expect(local.headers.get('location')).toBe('/view/HDS/a.html?x=1#top');
   });
 
   it('rejects an invalid account with 400 listing every bad field', async () => {
-    const bad = await postJson(`${t.url}${SIGN_IN}`, {
+    const bad = await postJson(`${t.url}${DEV_SIGN_IN}`, {
       UserID: '',
       Roles: 'Admin',
       BirthDate: '2023-02-30',
@@ -208,7 +208,7 @@ describe('dev sign-in', () => {
       '"text"',
     ];
     for (const body of cases) {
-      const res = await postJson(`${t.url}${SIGN_IN}`, typeof body === 'string' ? body : JSON.stringify(body));
+      const res = await postJson(`${t.url}${DEV_SIGN_IN}`, typeof body === 'string' ? body : JSON.stringify(body));
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.headers.getSetCookie()).toEqual([]);
     }
@@ -221,7 +221,7 @@ describe('dev sign-in', () => {
       { 'content-type': 'multipart/form-data; boundary=x', body: '--x--' },
     ];
     for (const f of forms) {
-      const res = await fetch(`${t.url}${SIGN_IN}`, {
+      const res = await fetch(`${t.url}${DEV_SIGN_IN}`, {
         method: 'POST',
         redirect: 'manual',
         headers: { 'content-type': f['content-type'] },
@@ -230,12 +230,12 @@ describe('dev sign-in', () => {
       expect(res.status).toBe(415);
       expect(((await res.json()) as { code: string }).code).toBe('dev_sign_in.unsupported_media_type');
     }
-    const none = await fetch(`${t.url}${SIGN_IN}`, { method: 'POST', redirect: 'manual' });
+    const none = await fetch(`${t.url}${DEV_SIGN_IN}`, { method: 'POST', redirect: 'manual' });
     expect(none.status).toBe(415);
   });
 
   it('a tampered authentication cookie, or one signed with another key, signs nobody in', async () => {
-    const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'victim', Roles: ['User'] });
+    const res = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'victim', Roles: ['User'] });
     const auth = cookieValue(setCookies(res).get('tst.AuthenticationScheme')!);
     const [version, payload, mac] = auth.split('.') as [string, string, string];
     const forged = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -263,12 +263,12 @@ describe('dev sign-in', () => {
       appSettings: { Security: { SigningKey: 'another-hosts-signing-key-0123456789' } },
     });
     try {
-      const foreign = await postJson(`${other.url}${SIGN_IN}`, { UserID: 'foreigner' });
+      const foreign = await postJson(`${other.url}${DEV_SIGN_IN}`, { UserID: 'foreigner' });
       expect(await whoami(other.url, cookieHeader(foreign))).toMatchObject({ UserID: 'foreigner' });
       expect(await whoami(t.url, cookieHeader(foreign))).toBeNull();
       // ...and a foreign cookie is not "already signed in" either: the sign-in goes ahead.
       const again = await postJson(
-        `${t.url}${SIGN_IN}`,
+        `${t.url}${DEV_SIGN_IN}`,
         { UserID: 'local' },
         { cookie: cookieHeader(foreign), accept: 'application/json' },
       );
@@ -279,7 +279,7 @@ describe('dev sign-in', () => {
   });
 
   it('a hand-edited .Member cookie changes nothing the server believes', async () => {
-    const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'plain', Roles: ['User'] });
+    const res = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'plain', Roles: ['User'] });
     const forgedMember = Buffer.from(
       JSON.stringify({ UserID: 'root', Roles: ['Root', 'Administrator'], ApplicationRoleID: 'Root' }),
     ).toString('base64');
@@ -297,7 +297,7 @@ describe('dev sign-in configuration', () => {
   it('GET with no configured UserID is a 400 naming the setting to fix', async () => {
     const t = await startSignInHost({ moduleConfig: { DevAutoSignIn: { ...DEV_ACCOUNT, UserID: '' } } });
     try {
-      const res = await fetch(`${t.url}${SIGN_IN}`, { redirect: 'manual' });
+      const res = await fetch(`${t.url}${DEV_SIGN_IN}`, { redirect: 'manual' });
       expect(res.status).toBe(400);
       const problem = (await res.json()) as { code: string; detail: string };
       expect(problem.code).toBe('dev_sign_in.no_configured_user');
@@ -317,7 +317,7 @@ describe('dev sign-in configuration', () => {
       });
       try {
         const before = new Date();
-        const res = await fetch(`${t.url}${SIGN_IN}`, { redirect: 'manual' });
+        const res = await fetch(`${t.url}${DEV_SIGN_IN}`, { redirect: 'manual' });
         const after = new Date();
         const cookies = setCookies(res);
         const ticks = Number(cookieValue(cookies.get('tst.ExpireTicks')!));
@@ -363,8 +363,8 @@ describe('dev sign-in log', () => {
       },
     });
     try {
-      const get = await fetch(`${t.url}${SIGN_IN}`, { redirect: 'manual' });
-      const post = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'logged-poster' });
+      const get = await fetch(`${t.url}${DEV_SIGN_IN}`, { redirect: 'manual' });
+      const post = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'logged-poster' });
       const values = [...setCookies(get).values(), ...setCookies(post).values()].map(cookieValue);
       await t.host.close();
       const logDir = path.join(t.home.home, 'log');
@@ -385,8 +385,8 @@ describe('dev sign-out', () => {
   it('POST /sign-out clears the cookie set so that another account can sign in', async () => {
     const t = await startSignInHost();
     try {
-      const first = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'first' });
-      const out = await fetch(`${t.url}/wwwroot/api/dev-account/sign-out?returnUrl=/bye`, {
+      const first = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'first' });
+      const out = await fetch(`${t.url}${DEV_SIGN_OUT}?returnUrl=/bye`, {
         method: 'POST',
         redirect: 'manual',
         headers: { cookie: cookieHeader(first) },
@@ -398,8 +398,8 @@ describe('dev sign-out', () => {
       for (const c of cleared.values()) expect(c).toMatch(/Expires=Thu, 01 Jan 1970/);
       // A copy of the signed-out cookies, replayed, signs nobody in.
       expect(await whoami(t.url, cookieHeader(first))).toBeNull();
-      expect((await fetch(`${t.url}/wwwroot/api/dev-account/sign-out`, { redirect: 'manual' })).status).toBe(404); // not GET
-      const second = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'second' }, { accept: 'application/json' });
+      expect((await fetch(`${t.url}${DEV_SIGN_OUT}`, { redirect: 'manual' })).status).toBe(404); // not GET
+      const second = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'second' }, { accept: 'application/json' });
       expect(second.status).toBe(200);
       expect(await whoami(t.url, cookieHeader(second))).toMatchObject({ UserID: 'second' });
     } finally {
@@ -413,7 +413,7 @@ describe('dev sign-in behind a proxy and without sessions', () => {
     const t = await startSignInHost({ appSettings: { UseForwardProxy: true, ForwardProxyIP: ['127.0.0.1'] } });
     try {
       const res = await postJson(
-        `${t.url}${SIGN_IN}`,
+        `${t.url}${DEV_SIGN_IN}`,
         { UserID: 'tls' },
         { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' },
       );
@@ -430,7 +430,7 @@ describe('dev sign-in behind a proxy and without sessions', () => {
   it('signs in with SessionState:IsSession false (sign-in does not depend on sessions)', async () => {
     const t = await startSignInHost({ appSettings: { SessionState: { IsSession: false } } });
     try {
-      const res = await postJson(`${t.url}${SIGN_IN}`, { UserID: 'nosession' });
+      const res = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'nosession' });
       expect(res.status).toBe(302);
       expect(await whoami(t.url, cookieHeader(res))).toMatchObject({ UserID: 'nosession' });
     } finally {

@@ -1,5 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { ProblemError, safeLocalReturnUrl } from '@ack/host';
+import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { checkDevAccount, type FieldError } from './account.js';
 
@@ -32,7 +33,9 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
       const missingId = check.errors.some((e) => e.field === 'UserID');
       throw new ProblemError({
         status: 400,
-        code: missingId ? 'dev_sign_in.no_configured_user' : 'dev_sign_in.invalid_configured_account',
+        code: missingId
+          ? wwwrootProblems.DEV_SIGN_IN_NO_CONFIGURED_USER.code
+          : wwwrootProblems.DEV_SIGN_IN_INVALID_CONFIGURED_ACCOUNT.code,
         detail: missingId
           ? `No development account is configured: set ModuleConfig:DevAutoSignIn:UserID in ${settingsFile}.`
           : `The development account in ${settingsFile} is not valid: ${describe(check.errors, 'ModuleConfig:DevAutoSignIn:')}.`,
@@ -44,21 +47,26 @@ export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
     res.redirect(302, returnTo(req));
   });
 
-  router.post('/sign-in', alreadySignedIn, runtime.ctx.host.bodies.json('dev_sign_in'), async (req, res) => {
-    const check = checkDevAccount(req.body);
-    if (!check.ok) {
-      throw new ProblemError({
-        status: 400,
-        code: 'dev_sign_in.invalid_account',
-        detail: `The account is not valid: ${describe(check.errors)}.`,
-        extensions: { errors: check.errors },
-      });
-    }
-    const user = await signIn.issue(req, res, check.account, 'dev sign-in POST');
-    res.setHeader('Cache-Control', 'no-store');
-    if (wantsJson(req)) return res.status(200).json(user);
-    res.redirect(302, returnTo(req));
-  });
+  router.post(
+    '/sign-in',
+    alreadySignedIn,
+    runtime.ctx.host.bodies.json(wwwrootProblems.DEV_SIGN_IN.prefix),
+    async (req, res) => {
+      const check = checkDevAccount(req.body);
+      if (!check.ok) {
+        throw new ProblemError({
+          status: 400,
+          code: wwwrootProblems.DEV_SIGN_IN_INVALID_ACCOUNT.code,
+          detail: `The account is not valid: ${describe(check.errors)}.`,
+          extensions: { errors: check.errors },
+        });
+      }
+      const user = await signIn.issue(req, res, check.account, 'dev sign-in POST');
+      res.setHeader('Cache-Control', 'no-store');
+      if (wantsJson(req)) return res.status(200).json(user);
+      res.redirect(302, returnTo(req));
+    },
+  );
 
   // Sign-out, so that a developer can switch accounts (the sign-in redirects while signed in).
   // POST only: a link or image on another site cannot sign the user out.

@@ -1,15 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestHome, startTestHost, testAppSettings, type TestHome, type TestHost } from '@ack/host/test-support';
-import { wwwrootModule } from '../index.js';
-import { cookieHeader, DEV_APP_SETTINGS, whoami, whoamiModule } from './test-fixture.js';
+import type { TestHome, TestHost } from '@ack/host/test-support';
+import {
+  cookieHeader,
+  createSignInHome,
+  DEV_SIGN_IN,
+  DEV_SIGN_OUT,
+  postJson,
+  startOnSignInHome,
+  whoami,
+} from '../test-support/sign-in-fixture.js';
 
 // A sign-out outlives the process that took it (docs/dev-sign-in.md "Sign-out holds"): with the
 // Memory session store, a restart, `ack reload` or a replaced worker starts with an empty memory,
 // and the signed-out cookie must still be refused.
-const SIGN_IN = '/wwwroot/api/dev-account/sign-in';
-const SIGN_OUT = '/wwwroot/api/dev-account/sign-out';
 const homes: TestHome[] = [];
 const running: TestHost[] = [];
 afterEach(async () => {
@@ -18,19 +23,13 @@ afterEach(async () => {
 });
 
 function signInHome(): TestHome {
-  const home = createTestHome(
-    testAppSettings({ AppSettings: { LoadModules: ['wwwroot', 'whoami'], ...DEV_APP_SETTINGS } }),
-    {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: {} },
-      'modules/whoami/module.json': { ModuleID: 'whoami' },
-    },
-  );
+  const home = createSignInHome();
   homes.push(home);
   return home;
 }
 
 async function start(home: TestHome): Promise<TestHost> {
-  const t = await startTestHost(home, { wwwroot: wwwrootModule, whoami: whoamiModule });
+  const t = await startOnSignInHome(home);
   running.push(t);
   return t;
 }
@@ -41,12 +40,7 @@ async function stop(t: TestHost): Promise<void> {
 }
 
 async function signIn(t: TestHost, userId: string): Promise<string> {
-  const res = await fetch(`${t.url}${SIGN_IN}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ UserID: userId }),
-  });
+  const res = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: userId }, { accept: 'application/json' });
   expect(res.status).toBe(200);
   const cookie = cookieHeader(res);
   expect(await whoami(t.url, cookie)).toMatchObject({ UserID: userId });
@@ -54,7 +48,7 @@ async function signIn(t: TestHost, userId: string): Promise<string> {
 }
 
 async function signOut(t: TestHost, cookie: string): Promise<void> {
-  const res = await fetch(`${t.url}${SIGN_OUT}`, {
+  const res = await fetch(`${t.url}${DEV_SIGN_OUT}`, {
     method: 'POST',
     redirect: 'manual',
     headers: { cookie, accept: 'application/json' },

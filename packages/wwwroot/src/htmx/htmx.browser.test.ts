@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, type TestHost } from '@ack/host/test-support';
-import { startSignInHost } from '../dev-sign-in/test-fixture.js';
+import { startSignInHost } from '../test-support/sign-in-fixture.js';
 
 // The sample screen of examples/basic, served from the example's own static root, in Debian's Chromium (or ACK_CHROMIUM_PATH).
 const exampleRoot = path.resolve(

@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { ProblemError } from '@ack/host';
+import { wwwrootProblems } from '../problem-codes.js';
 
 /**
  * `create-id`: a request id kept for `fromMinutes` (docs/helper-apis.md). Ids are kept in memory, bounded
@@ -45,7 +46,7 @@ export function parseFromMinutes(value: unknown): number {
   if (!(Number.isInteger(n) && n >= 1 && n <= MAX_FROM_MINUTES)) {
     throw new ProblemError({
       status: 400,
-      code: 'index.invalid_from_minutes',
+      code: wwwrootProblems.INDEX_INVALID_FROM_MINUTES.code,
       detail: `fromMinutes must be a whole number from 1 to ${MAX_FROM_MINUTES}.`,
     });
   }
@@ -68,7 +69,7 @@ export function createIdIssuer(withOrigins: readonly string[], policy: CreateIdP
       if (!origin || !allowed.has(origin)) {
         throw new ProblemError({
           status: 403,
-          code: 'index.origin_not_allowed',
+          code: wwwrootProblems.INDEX_ORIGIN_NOT_ALLOWED.code,
           detail:
             'create-id is only for screens served from an origin listed in AppSettings:WithOrigins (Origin or Referer header).',
         });
@@ -85,7 +86,7 @@ export function createIdIssuer(withOrigins: readonly string[], policy: CreateIdP
           const retry = Math.max(1, Math.ceil((w.start + policy.WindowSeconds * 1000 - t) / 1000));
           throw new ProblemError({
             status: 429,
-            code: 'index.create_id_rate_limited',
+            code: wwwrootProblems.INDEX_CREATE_ID_RATE_LIMITED.code,
             detail: `At most ${policy.PermitLimit} ids per ${policy.WindowSeconds} seconds (ModuleConfig:CreateIDPolicy).`,
             headers: { 'Retry-After': String(retry) },
           });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestHost } from '@ack/host/test-support';
-import { startSignInHost } from '../dev-sign-in/test-fixture.js';
+import { startSignInHost } from '../test-support/sign-in-fixture.js';
 
 const API = '/wwwroot/api/index';
 

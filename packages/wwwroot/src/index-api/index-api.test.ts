@@ -3,7 +3,14 @@ import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestHost } from '@ack/host/test-support';
-import { cookieHeader, setCookies, cookieValue, startSignInHost } from '../dev-sign-in/test-fixture.js';
+import {
+  cookieHeader,
+  setCookies,
+  cookieValue,
+  DEV_SIGN_IN,
+  postJson,
+  startSignInHost,
+} from '../test-support/sign-in-fixture.js';
 
 const API = '/wwwroot/api/index';
 
@@ -186,12 +193,7 @@ describe('index helper APIs', () => {
     }
 
     // Bound to the user: a token issued anonymously does not pass for a signed-in user.
-    const signIn = await fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/json' },
-      body: '{"UserID":"u1"}',
-    });
+    const signIn = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'u1' });
     const both = `${jar}; ${cookieHeader(signIn)}`;
     expect(
       (await getJson(`${t.url}${API}/validate-token`, { headers: { cookie: both, 'X-CSRF-TOKEN': token } })).body
@@ -367,12 +369,7 @@ describe('direct-transaction wrapper', () => {
 
   it('works for a signed-in user (operatorID is the user) and refuses everyone else with 401', async () => {
     business.setMode('success');
-    const signIn = await fetch(`${t.url}/wwwroot/api/dev-account/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/json' },
-      body: '{"UserID":"operator7"}',
-    });
+    const signIn = await postJson(`${t.url}${DEV_SIGN_IN}`, { UserID: 'operator7' });
     const ok = await call(command, { cookie: cookieHeader(signIn) });
     expect(ok.status).toBe(200);
     expect(business.received.at(-1)!.body.transaction.operatorID).toBe('operator7');

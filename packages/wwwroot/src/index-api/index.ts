@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { ProblemError, safeEqual } from '@ack/host';
+import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { createSqidsCodec, parseCount, parseFlag, queryText, sequentialIds, sha256Hex } from './helpers.js';
 import { callerOrigin, createIdIssuer, parseFromMinutes } from './create-id.js';
@@ -56,7 +57,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
     if (text === undefined)
       throw new ProblemError({
         status: 400,
-        code: 'index.invalid_text',
+        code: wwwrootProblems.INDEX_INVALID_TEXT.code,
         detail: 'text is required (it may be empty: ?text=).',
       });
     res.json(sha256Hex(text));
@@ -123,7 +124,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
     if (failure) {
       throw new ProblemError({
         status: 400,
-        code: 'index.invalid_antiforgery_token',
+        code: wwwrootProblems.INDEX_INVALID_ANTIFORGERY_TOKEN.code,
         detail: {
           missing_cookie: `The ${antiforgeryCookie} cookie is missing: call get-anti-forgery-token first.`,
           missing_token: `Send the token in the ${ANTIFORGERY_HEADER} header or the ${ANTIFORGERY_FORM_FIELD} form field.`,
@@ -152,12 +153,12 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
       next(
         new ProblemError({
           status: 401,
-          code: 'index.transaction_unauthorized',
+          code: wwwrootProblems.INDEX_TRANSACTION_UNAUTHORIZED.code,
           detail: "Sign in, or present the module's key in the AuthorizationKey header.",
         }),
       );
     },
-    ctx.host.bodies.json('index', 1024 * 1024),
+    ctx.host.bodies.json(wwwrootProblems.INDEX.prefix, 1024 * 1024),
     async (req, res) => {
       const input = parseTransactionBody(req.body);
       const body = buildTransactionRequest(input, app, {

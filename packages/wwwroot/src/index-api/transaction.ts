@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { ProblemError, redactText, type AppSettings } from '@ack/host';
+import { wwwrootProblems } from '../problem-codes.js';
 
 /**
  * The direct-transaction wrapper's core (docs/helper-apis.md, docs/wire-formats.md): the request body the original's
@@ -23,7 +24,8 @@ const MAX_INPUT_SETS = 100;
 const MAX_FIELDS = 500;
 
 export function parseTransactionBody(body: unknown): TransactionInput {
-  const fail = (detail: string) => new ProblemError({ status: 400, code: 'index.invalid_transaction', detail });
+  const fail = (detail: string) =>
+    new ProblemError({ status: 400, code: wwwrootProblems.INDEX_INVALID_TRANSACTION.code, detail });
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw fail('The body must be a JSON object { "commandID": "...", "inputs": [...] }.');
   const { commandID, inputs } = body as Record<string, unknown>;
@@ -158,7 +160,7 @@ export async function executeTransaction(
   const upstreamFailure = (detail: string) =>
     new ProblemError({
       status: 502,
-      code: 'index.transaction_failed',
+      code: wwwrootProblems.INDEX_TRANSACTION_FAILED.code,
       detail: redactText(detail, { BusinessServerUrl: url }),
     });
   let parsedUrl: URL;

@@ -1,5 +1,6 @@
 import type { AckRequest, Next, RawHandler } from '@ack/host';
 import { sendProblem } from '@ack/host';
+import { wwwrootProblems } from '../problem-codes.js';
 import type { ServerResponse } from 'node:http';
 import { checkUrlPath, encodeUrlPath } from './url-path.js';
 import { sendFile } from './send-file.js';
@@ -43,7 +44,11 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
       if (decoded.status === 404) return next();
       return sendProblem(
         res,
-        { status: 400, code: 'request.bad_path', detail: `The path cannot name a file (${decoded.reason}).` },
+        {
+          status: 400,
+          code: wwwrootProblems.REQUEST_BAD_PATH.code,
+          detail: `The path cannot name a file (${decoded.reason}).`,
+        },
         req.method,
       );
     }

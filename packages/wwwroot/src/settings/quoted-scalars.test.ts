@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestHost } from '@ack/host/test-support';
-import { startSignInHost } from '../dev-sign-in/test-fixture.js';
+import { startSignInHost } from '../test-support/sign-in-fixture.js';
 
 // module.json values the .NET host reads as text mean the same here: "true", "1", "60".
 let t: TestHost | undefined;

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { ProblemError, type Logger, type UploadFlow } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
+import { wwwrootProblems } from '../problem-codes.js';
 import { bad, parseModuleName, resolveModulePath } from './targets.js';
 
 /** Most files in one batch request (docs/sync.md "Batches"); a client splits a longer push. */
@@ -37,7 +38,10 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
     const moduleOf = (fields: ReadonlyMap<string, readonly string[]>) => parseModuleName(fields.get('modulename')?.[0]);
     const resolveEntry = async (module: string, filePath: string | undefined) => {
       if (!filePath?.trim())
-        return { request: { module, path: '' }, refused: bad('missing_field', 'Each file needs its filePath.') };
+        return {
+          request: { module, path: '' },
+          refused: bad(wwwrootProblems.SYNC_MISSING_FIELD, 'Each file needs its filePath.'),
+        };
       try {
         const { relative, absolute } = await resolveModulePath(runtime, module, filePath);
         return { request: { module, path: relative, absolute }, target: absolute };
@@ -53,16 +57,16 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
         const paths = fields.get('filepath') ?? [];
         // Pairs are read by position: the n-th file belongs to the n-th filePath.
         if (paths.length !== index + 1)
-          throw bad('invalid_form', 'Each file part must come right after its own filePath field.');
+          throw bad(wwwrootProblems.SYNC_INVALID_FORM, 'Each file part must come right after its own filePath field.');
         return resolveEntry(module, paths[index]);
       },
       async resolveDeletes(fields, fileCount) {
         const module = moduleOf(fields);
         if ((fields.get('filepath') ?? []).length !== fileCount)
-          throw bad('invalid_form', 'Each filePath field must be followed by its file part.');
+          throw bad(wwwrootProblems.SYNC_INVALID_FORM, 'Each filePath field must be followed by its file part.');
         const deletes = fields.get('deletepath') ?? [];
         if (fileCount === 0 && deletes.length === 0)
-          throw bad('missing_field', 'A batch needs at least one file or deletePath.');
+          throw bad(wwwrootProblems.SYNC_MISSING_FIELD, 'A batch needs at least one file or deletePath.');
         return Promise.all(deletes.map((p) => resolveEntry(module, p)));
       },
       async answer(outcomes) {

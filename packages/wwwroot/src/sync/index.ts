@@ -1,13 +1,22 @@
 import express, { type Router } from 'express';
 import { parseChangeType, sendProblem, CONTRACT_TYPES, type Logger, type ChangeType, type UploadFlow } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { verifySyncToken } from './basic-token.js';
+import { wwwrootProblems } from '../problem-codes.js';
+import { verifySyncToken, type TokenVerdict } from './basic-token.js';
 import { contractFolderOf } from './module-folders.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { bad, parseModuleName, queryOf, resolveModulePath } from './targets.js';
 import { createBatchHandler } from './batch.js';
 import { createDigestCache } from './digest-cache.js';
 import { createListHandler } from './listing.js';
+
+/** The 401's code for each way the token check fails. */
+const TOKEN_PROBLEMS: Record<Exclude<TokenVerdict, 'ok'>, { code: string }> = {
+  missing_token: wwwrootProblems.SYNC_MISSING_TOKEN,
+  malformed_token: wwwrootProblems.SYNC_MALFORMED_TOKEN,
+  invalid_token: wwwrootProblems.SYNC_INVALID_TOKEN,
+  no_tokens_configured: wwwrootProblems.SYNC_NO_TOKENS_CONFIGURED,
+};
 
 const TOKEN_DETAIL: Record<string, string> = {
   missing_token: 'An Authorization: Basic header with a sync token is required.',
@@ -28,11 +37,11 @@ interface SyncTarget {
 async function resolveTarget(runtime: WwwrootRuntime, get: (name: string) => string | undefined): Promise<SyncTarget> {
   const module = parseModuleName(get('modulename'));
   const changeText = get('changetype');
-  if (!changeText?.trim()) throw bad('missing_field', 'The field changeType is required.');
+  if (!changeText?.trim()) throw bad(wwwrootProblems.SYNC_MISSING_FIELD, 'The field changeType is required.');
   const change = parseChangeType(changeText);
-  if (!change) throw bad('invalid_change_type', 'changeType must be Created, Changed or Deleted.');
+  if (!change) throw bad(wwwrootProblems.SYNC_INVALID_CHANGE_TYPE, 'changeType must be Created, Changed or Deleted.');
   const filePath = get('filepath') ?? '';
-  if (filePath.trim() === '') throw bad('missing_field', 'The field filePath is required.');
+  if (filePath.trim() === '') throw bad(wwwrootProblems.SYNC_MISSING_FIELD, 'The field filePath is required.');
   const { relative, absolute } = await resolveModulePath(runtime, module, filePath);
   return { module, change, relative, absolute };
 }
@@ -51,7 +60,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
   const logger = runtime.ctx.logger.child('sync');
   const flow = runtime.ctx.host.createUploadFlow({
-    codePrefix: 'sync',
+    codePrefix: wwwrootProblems.SYNC.prefix,
     maxFileBytes: runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes,
     notAFileDetail: 'filePath names a folder, not a file.',
   });
@@ -71,7 +80,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
         what: `sync ${verdict}`,
         problem: {
           status: 401,
-          code: `sync.${verdict}`,
+          code: TOKEN_PROBLEMS[verdict].code,
           detail: TOKEN_DETAIL[verdict],
           headers: { 'WWW-Authenticate': 'Basic realm="ack-sync"' },
         },
@@ -125,7 +134,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
           res,
           {
             status: 502,
-            code: outcome.code ?? 'sync.refresh_failed',
+            code: outcome.code ?? wwwrootProblems.SYNC_REFRESH_FAILED.code,
             detail: outcome.detail,
             extensions: { module: target.module, upstreamStatus: outcome.status },
           },

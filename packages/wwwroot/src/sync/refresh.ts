@@ -1,5 +1,6 @@
 import type { ChangeType } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
+import { wwwrootProblems } from '../problem-codes.js';
 
 /** Refresh routes of the modules that have one, as the original host names them (docs/compatibility.md). */
 export const REFRESH_ROUTES: Readonly<Record<string, string>> = {
@@ -70,14 +71,14 @@ export async function refreshModule(
       return {
         ok: false,
         via: 'hook',
-        code: 'sync.refresh_timeout',
+        code: wwwrootProblems.SYNC_REFRESH_TIMEOUT.code,
         detail: `The ${request.module} refresh did not finish within ${timeoutMs} ms.`,
       };
     }
     return {
       ok: false,
       via: 'hook',
-      code: 'sync.refresh_failed',
+      code: wwwrootProblems.SYNC_REFRESH_FAILED.code,
       detail: `The module's refresh failed: ${(err as Error).message}`,
     };
   }
@@ -85,7 +86,13 @@ export async function refreshModule(
   const route = REFRESH_ROUTES[request.module];
   if (!route) return { ok: true, via: 'none' };
   const base = host.selfUrl();
-  if (!base) return { ok: false, via: 'route', code: 'sync.refresh_failed', detail: 'The host is not listening yet.' };
+  if (!base)
+    return {
+      ok: false,
+      via: 'route',
+      code: wwwrootProblems.SYNC_REFRESH_FAILED.code,
+      detail: 'The host is not listening yet.',
+    };
   const url = `${base}/${route}?changeType=${encodeURIComponent(request.change)}&filePath=${encodeURIComponent(request.relative)}`;
   try {
     const response = await fetch(url, {
@@ -112,7 +119,7 @@ export async function refreshModule(
       via: 'route',
       status: response.status,
       body,
-      code: 'sync.refresh_failed',
+      code: wwwrootProblems.SYNC_REFRESH_FAILED.code,
       detail: `The ${request.module} refresh route answered ${response.status}.`,
     };
   } catch (err) {
@@ -121,7 +128,7 @@ export async function refreshModule(
       return {
         ok: false,
         via: 'route',
-        code: 'sync.refresh_timeout',
+        code: wwwrootProblems.SYNC_REFRESH_TIMEOUT.code,
         detail: `The ${request.module} refresh route did not answer within ${timeoutMs} ms.`,
       };
     }
@@ -129,7 +136,7 @@ export async function refreshModule(
     return {
       ok: false,
       via: 'route',
-      code: 'sync.refresh_failed',
+      code: wwwrootProblems.SYNC_REFRESH_FAILED.code,
       detail: `The ${request.module} refresh route could not be called${cause ? ` (${cause})` : ''}.`,
     };
   }

@@ -1,19 +1,27 @@
 import type { Request } from 'express';
-import { ProblemError, checkNoSymlinkEscape, parseContractType, resolveContainedPath } from '@ack/host';
+import {
+  ProblemError,
+  checkNoSymlinkEscape,
+  parseContractType,
+  resolveContainedPath,
+  type ProblemCode,
+} from '@ack/host';
+import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { contractFolderOf } from './module-folders.js';
 
 /** A 400 sync problem (docs/sync.md). */
-export const bad = (code: string, detail: string) => new ProblemError({ status: 400, code: `sync.${code}`, detail });
+export const bad = (problem: ProblemCode & { status: 400 }, detail: string) =>
+  new ProblemError({ status: problem.status, code: problem.code, detail });
 
 /** `moduleName` as upload, listing and batch read it (any case); a 400 when missing or unknown. */
 export function parseModuleName(text: string | undefined): string {
   const trimmed = text?.trim();
-  if (!trimmed) throw bad('missing_field', 'The field moduleName is required.');
+  if (!trimmed) throw bad(wwwrootProblems.SYNC_MISSING_FIELD, 'The field moduleName is required.');
   const module = parseContractType(trimmed);
   if (!module)
     throw bad(
-      'invalid_module',
+      wwwrootProblems.SYNC_INVALID_MODULE,
       'moduleName must be one of dbclient, graphclient, function, transact, command, prompter, repository, wwwroot.',
     );
   return module;
@@ -30,12 +38,12 @@ export async function resolveInFolder(
   const resolved = resolveContainedPath(folder, filePath);
   if (!resolved.ok)
     throw bad(
-      'invalid_path',
+      wwwrootProblems.SYNC_INVALID_PATH,
       `filePath is refused (${resolved.reason}): it must stay inside the module's contract folder.`,
     );
   if (!(await checkNoSymlinkEscape(folder, resolved.absolute)))
     throw bad(
-      'invalid_path',
+      wwwrootProblems.SYNC_INVALID_PATH,
       "filePath is refused (symlink-escape): it must stay inside the module's contract folder.",
     );
   return { relative: resolved.relative, absolute: resolved.absolute };

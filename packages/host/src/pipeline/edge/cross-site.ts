@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { sendProblem } from '../../http/problem.js';
+import { hostProblems } from '../../http/problem-codes.js';
 import { originMatcher } from './cors-policy.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -29,7 +30,7 @@ export function createCrossSiteGuard(withOrigins: readonly string[]): RequestHan
       res,
       {
         status: 403,
-        code: 'request.cross_site',
+        code: hostProblems.REQUEST_CROSS_SITE.code,
         detail: 'A state-changing request from another site is refused: send it from a page of this host.',
       },
       req.method,

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from '../../logging/logger.js';
 import { sendProblem, type Problem } from '../../http/problem.js';
+import { hostProblems } from '../../http/problem-codes.js';
 
 /**
  * Throttle for failed secret checks (sync Basic tokens, contract-sync `hostAccessID`), per client
@@ -128,7 +129,7 @@ function sendThrottled(res: ServerResponse, seconds: number, method: string): vo
     res,
     {
       status: 429,
-      code: 'request.too_many_failed_checks',
+      code: hostProblems.REQUEST_TOO_MANY_FAILED_CHECKS.code,
       detail: `Too many failed access checks from this address; try again in ${seconds} s.`,
       headers: { 'Retry-After': String(seconds) },
     },

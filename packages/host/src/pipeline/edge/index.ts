@@ -7,6 +7,7 @@ import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
 import type { Logger } from '../../logging/logger.js';
 import { sendProblem, type Problem } from '../../http/problem.js';
+import { hostProblems } from '../../http/problem-codes.js';
 import { oweEdgeHeaders } from '../../http/response-head/response.js';
 import { createForwardedPolicy, normalizeIp, resolveClient } from './client-address.js';
 import { createIpAllowList } from './ip-allow-list.js';
@@ -94,7 +95,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
       if (allowList.allows(req.ack.clientIp)) return next();
       sendProblem(
         res,
-        { status: 403, code: 'host.ip_not_allowed', detail: 'This client address is not allowed.' },
+        { status: 403, code: hostProblems.HOST_IP_NOT_ALLOWED.code, detail: 'This client address is not allowed.' },
         req.method,
       );
     });
@@ -102,12 +103,16 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   const refuseHost = (req: AckRequest): Problem | undefined => {
     // One request, one Host (RFC 9112 3.2): two are a smuggling or cache-poisoning attempt.
     if (hostFieldCount(req.rawHeaders) > 1) {
-      return { status: 400, code: 'request.duplicate_host', detail: 'The request has more than one Host header.' };
+      return {
+        status: 400,
+        code: hostProblems.REQUEST_DUPLICATE_HOST.code,
+        detail: 'The request has more than one Host header.',
+      };
     }
     if (!hostFilter.open && !hostFilter.allows(req.headers.host)) {
       return {
         status: 400,
-        code: 'request.host_not_allowed',
+        code: hostProblems.REQUEST_HOST_NOT_ALLOWED.code,
         detail: 'The Host header names a host this server does not answer for (AllowedHosts).',
       };
     }
@@ -120,7 +125,11 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     if (!req.ack.path.wellFormed) {
       return sendProblem(
         res,
-        { status: 400, code: 'request.bad_encoding', detail: 'The URL has a malformed percent-encoding.' },
+        {
+          status: 400,
+          code: hostProblems.REQUEST_BAD_ENCODING.code,
+          detail: 'The URL has a malformed percent-encoding.',
+        },
         req.method,
       );
     }
@@ -130,7 +139,11 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
         res.setHeader('Connection', 'close');
         return sendProblem(
           res,
-          { status: 413, code: 'request.body_too_large', detail: `The request body is over ${maxBody} bytes.` },
+          {
+            status: 413,
+            code: hostProblems.REQUEST_BODY_TOO_LARGE.code,
+            detail: `The request body is over ${maxBody} bytes.`,
+          },
           req.method,
         );
       }

@@ -1,11 +1,15 @@
 import type { AckModuleFactory } from '@ack/host';
-import { createTestHome, startTestHost, testAppSettings, type TestHost } from '@ack/host/test-support';
+import { createTestHome, startTestHost, testAppSettings, type TestHome, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 
 /**
- * Test support for the sign-in and helper API tests: a temp home with the wwwroot module and a
- * `whoami` module whose `GET /whoami/api` echoes what the server believes (`req.ackUser`).
+ * Test support for the sign-in tests and the tests that need a signed-in user (helper APIs, htmx,
+ * HTTP/2): a temp home with the wwwroot module and a `whoami` module whose `GET /whoami/api` echoes
+ * what the server believes (`req.ackUser`), the sign-in routes, and cookie helpers.
  */
+export const DEV_SIGN_IN = '/wwwroot/api/dev-account/sign-in';
+export const DEV_SIGN_OUT = '/wwwroot/api/dev-account/sign-out';
+
 export const whoamiModule: AckModuleFactory = (ctx) => {
   const router = ctx.host.createRouter();
   router.get('/', (req, res) => res.json({ user: req.ackUser ?? null }));
@@ -21,8 +25,9 @@ export interface FixtureOptions {
 
 export const DEV_APP_SETTINGS = { IsEnabledDevAutoSignIn: true, RunningEnvironment: 'D', CookiePrefixName: 'tst' };
 
-export async function startSignInHost(options: FixtureOptions = {}): Promise<TestHost> {
-  const home = createTestHome(
+/** The home alone, for a test that starts several hosts on it (a restart, two processes). */
+export function createSignInHome(options: FixtureOptions = {}): TestHome {
+  return createTestHome(
     testAppSettings({
       AppSettings: { LoadModules: ['wwwroot', 'whoami'], ...DEV_APP_SETTINGS, ...options.appSettings },
       ...options.sections,
@@ -32,7 +37,17 @@ export async function startSignInHost(options: FixtureOptions = {}): Promise<Tes
       'modules/whoami/module.json': { ModuleID: 'whoami' },
     },
   );
-  const host = await startTestHost(home, { wwwroot: wwwrootModule, whoami: whoamiModule });
+}
+
+/** A host on a sign-in home; the caller closes it. */
+export function startOnSignInHome(home: TestHome): Promise<TestHost> {
+  return startTestHost(home, { wwwroot: wwwrootModule, whoami: whoamiModule });
+}
+
+/** A host on a fresh sign-in home; closing it removes the home. */
+export async function startSignInHost(options: FixtureOptions = {}): Promise<TestHost> {
+  const home = createSignInHome(options);
+  const host = await startOnSignInHome(home);
   return {
     ...host,
     close: async () => {
@@ -63,4 +78,14 @@ export function cookieValue(setCookie: string): string {
 export async function whoami(url: string, cookie: string): Promise<unknown> {
   const res = await fetch(`${url}/whoami/api`, { headers: { cookie } });
   return ((await res.json()) as { user: unknown }).user;
+}
+
+/** A JSON POST as a script sends it (no redirect followed); a string body is sent as it is. */
+export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }

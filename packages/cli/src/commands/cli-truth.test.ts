@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
-import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
+import { ACK_BIN, runAck, testCacheHome } from '../test-support/spawn-ack.js';
 import { workDir } from '../test-support/work.js';
 
 // The CLI tells the truth: one JSON document per --json run, progress only on a terminal,
@@ -223,7 +223,7 @@ function onTerminal(args: string[], extraEnv: NodeJS.ProcessEnv): Promise<{ code
     execFile(
       'script',
       ['-qec', quoted, '/dev/null'],
-      { env: { ...process.env, ...extraEnv, TERM: 'xterm' }, timeout: 30_000 },
+      { env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...extraEnv, TERM: 'xterm' }, timeout: 30_000 },
       (err, stdout) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout });
       },
@@ -288,7 +288,7 @@ describe('ack sync watch', () => {
       process.execPath,
       [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--url', h.url, '--initial', '--debounce', '20'],
       {
-        env: { ...process.env, ...env },
+        env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -6,13 +6,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
-import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
+import { ACK_BIN, runAck, testCacheHome } from '../test-support/spawn-ack.js';
 import { workDir } from '../test-support/work.js';
+import { digestCacheFile } from './remote/local-digests.js';
 
 // The delta push (docs/sync.md "The delta") with the BUILT `ack` binary against real hosts.
 
 const TOKEN = 'delta-cli-token';
-const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const sha = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const env = { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '' };
 const hosts = useTestHosts();
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -32,7 +33,7 @@ async function host(files: Record<string, string> = {}): Promise<TestHost & { co
 interface Doc {
   ok: boolean;
   hosts: Array<{ url: string; listed: boolean; created: number; changed: number; deleted: number; unchanged: number }>;
-  results: Array<{ url: string; path: string; change: string; ok: boolean; error?: string }>;
+  results: Array<{ url: string; path: string; change: string; ok: boolean; sha256?: string; error?: string }>;
 }
 
 async function push(
@@ -178,6 +179,70 @@ describe('ack sync upload <dir>: the delta', () => {
   });
 });
 
+describe('ack sync upload <dir>: speed without less certainty', () => {
+  it('keeps local digests between runs, still compares with the host, sees a same-size edit with its old time put back, and --rehash trusts nothing kept', async () => {
+    const h = await host();
+    const dir = workDir(cleanups, { 'a.html': 'aaa', 'b.html': 'bbb' });
+    const cacheFile = digestCacheFile(dir, { XDG_CACHE_HOME: testCacheHome() });
+    type CacheDoc = { files: Record<string, [number, number, number, number, string]> };
+    const cache = () =>
+      fs.existsSync(cacheFile) ? (JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as CacheDoc) : { files: {} };
+    const plant = (rel: string, digest: string) => {
+      const doc = cache();
+      doc.files[rel]![4] = digest;
+      fs.writeFileSync(cacheFile, JSON.stringify(doc));
+    };
+
+    expect((await push(dir, h.url)).hosts[0]).toMatchObject({ created: 2 });
+    // Files written a moment ago are not kept: a coarse clock could hide an edit within the same tick.
+    expect(cache().files).toEqual({});
+    await new Promise((r) => setTimeout(r, 2100));
+    expect((await push(dir, h.url)).hosts[0]).toMatchObject({ changed: 0, unchanged: 2 });
+    expect(cache().files['b.html']?.[4]).toBe(sha('bbb'));
+
+    // While a file's size, times and inode match, its kept digest is believed (here a wrong one,
+    // so the file is sent); what was sent, hashed on the way, replaces it.
+    plant('b.html', sha('zzz'));
+    const believed = await push(dir, h.url);
+    expect(believed.code, JSON.stringify(believed)).toBe(0);
+    expect(believed.hosts[0]).toMatchObject({ changed: 1, unchanged: 1 });
+    expect(believed.results).toMatchObject([{ path: 'HDS/b.html', ok: true, sha256: sha('bbb') }]);
+    expect(cache().files['b.html']?.[4]).toBe(sha('bbb'));
+    // --rehash reads every file again instead.
+    plant('b.html', sha('zzz'));
+    expect((await push(dir, h.url, '--rehash')).hosts[0]).toMatchObject({ changed: 0, unchanged: 2 });
+
+    // The comparison is with the host's digests: an edit made there is still seen.
+    fs.writeFileSync(path.join(h.contracts, 'HDS', 'a.html'), 'XXX');
+    const healed = await push(dir, h.url);
+    expect(healed.results.map((r) => [r.path, r.change, r.ok])).toEqual([['HDS/a.html', 'Changed', true]]);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'a.html'), 'utf8')).toBe('aaa');
+
+    // A same-size local edit with its modification time put back still changes the change time.
+    const b = path.join(dir, 'b.html');
+    const { atime, mtime } = fs.statSync(b);
+    fs.writeFileSync(b, 'BBB');
+    fs.utimesSync(b, atime, mtime);
+    const edited = await push(dir, h.url);
+    expect(edited.results.map((r) => [r.path, r.change, r.ok])).toEqual([['HDS/b.html', 'Changed', true]]);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'b.html'), 'utf8')).toBe('BBB');
+  });
+
+  it('streams a file over 1 MiB on its own, checked against the digest of what went out', async () => {
+    const h = await host();
+    const big = Buffer.alloc(3 * 1024 * 1024 + 17, 'x');
+    big.write('first bytes');
+    big.write('last bytes', big.length - 10);
+    const dir = workDir(cleanups, { 'small.html': 's' });
+    fs.writeFileSync(path.join(dir, 'big.bin'), big);
+    const run = await push(dir, h.url);
+    expect(run.code, JSON.stringify(run)).toBe(0);
+    expect(run.results.find((r) => r.path === 'HDS/big.bin')).toMatchObject({ ok: true, sha256: sha(big) });
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'big.bin')).equals(big)).toBe(true);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'small.html'), 'utf8')).toBe('s');
+  });
+});
+
 describe('ack sync watch --initial: the delta', () => {
   it('pushes only what differs to each host and reports counts per host', async () => {
     const one = await host({ 'HDS/same.html': 'same', 'HDS/diff.html': 'old' });
@@ -201,7 +266,7 @@ describe('ack sync watch --initial: the delta', () => {
         '--initial',
         '--json',
       ],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     cleanups.push(() => void child.kill('SIGKILL'));
     let out = '';

@@ -11,7 +11,7 @@ import {
   type RemoteOptions,
 } from './remote/options.js';
 import { applicationFolderHint, joinRemote } from './remote/path-mapping.js';
-import { listFiles, sha256File } from './remote/files.js';
+import { listFiles } from './remote/files.js';
 import { createProgress, formatBytes, runLimited } from './remote/progress.js';
 import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
 import { exitCodeFor, uploadResultJson, type Outcome } from './remote/outcome.js';
@@ -43,6 +43,7 @@ interface UploadOptions extends SyncOptions {
   concurrency?: number;
   dryRun?: boolean;
   delete?: boolean;
+  rehash?: boolean;
 }
 
 /** What to send for `ack sync upload <file|dir>`: one file, or every file of a folder under `--path`. */
@@ -106,25 +107,10 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
     sizes.reduce((a, b) => a + b, 0) * urls.length,
     showProgress,
   );
-  const hashes = new Map<UploadItem, Promise<string>>();
-  const hashOf = (item: UploadItem) => {
-    if (!hashes.has(item)) hashes.set(item, sha256File(item.file!));
-    return hashes.get(item)!;
-  };
   const tasks = items.flatMap((item) =>
     urls.map((url) => async (): Promise<UploadResult> => {
-      let outcome: Outcome;
-      try {
-        const sha256 = change === 'Deleted' || !item.file ? undefined : await hashOf(item);
-        outcome = await syncUpload(url, token, options.module, change, { ...item, sha256 }, settings);
-      } catch (err) {
-        outcome = {
-          url,
-          ok: false,
-          error: `cannot read ${item.file}: ${(err as Error).message}`,
-          exit: EXIT_CODES.usage,
-        };
-      }
+      // The file is hashed as it is sent; the host's answer is checked against that digest.
+      const { sent: _sent, ...outcome } = await syncUpload(url, token, options.module, change, item, settings);
       const result = { ...outcome, path: item.remotePath, file: item.file };
       progress.tick(sizeOf.get(item));
       if (!options.json && !showProgress) printUpload(result, change, urls.length > 1);
@@ -261,6 +247,7 @@ export function registerSync(program: Command): void {
     .option('--concurrency <n>', 'uploads at a time (default 4)', positiveInt)
     .option('--dry-run', 'list what would be created, changed and deleted, and send nothing')
     .option('--delete', 'a folder: also delete files the host has under --path and the folder has not')
+    .option('--rehash', 'a folder: hash every local file again instead of trusting the local digest cache')
     .action(
       action(uploadCommand, (o) => ({
         module: o.module,

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,6 +14,20 @@ export interface AckRun {
   stderr: string;
 }
 
+/**
+ * The user cache folder the `ack` runs of this test process see (the local digest cache of `ack sync
+ * upload <dir>` lives there): a temporary one, never the real user's, removed at exit.
+ */
+let testCacheDir: string | undefined;
+export function testCacheHome(): string {
+  if (!testCacheDir) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-cli-cache-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    testCacheDir = dir;
+  }
+  return testCacheDir;
+}
+
 /** Runs `ack ...args` to completion. */
 export function runAck(
   args: string[],
@@ -20,7 +36,7 @@ export function runAck(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [ACK_BIN, ...args], {
       cwd: options.cwd,
-      env: { ...process.env, ...options.env },
+      env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -46,6 +47,8 @@ export interface StageOptions {
 }
 
 const TEMP_SUFFIX = '.ack-tmp';
+/** Bytes a staged file's write stream gathers while a write is in flight. */
+const WRITE_BYTES = 1024 * 1024;
 
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
 function tempName(dir: string, hint: string): string {
@@ -66,17 +69,19 @@ async function openTemp(
   hint: string,
 ): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
   let createdDir: string | undefined;
-  // A concurrent failed write may remove a folder it created just as we open a file in it: retry.
+  // The folder usually exists (a batch writes many files into few folders): open first, and make
+  // the folder only when it is missing. A concurrent failed write may remove a folder it created
+  // just as we open a file in it: retry.
   for (let attempt = 0; ; attempt++) {
-    const made = await fs.mkdir(dir, { recursive: true });
-    createdDir ??= made;
     const tempPath = tempName(dir, hint);
     try {
       const handle = await fs.open(tempPath, 'wx', 0o644);
       return { handle, tempPath, createdDir };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
     }
+    const made = await fs.mkdir(dir, { recursive: true });
+    createdDir ??= made;
   }
 }
 
@@ -104,8 +109,10 @@ export async function stageStream(
   });
   const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir };
   try {
-    // `flush` syncs the file to disk before the stream closes the handle.
-    await pipeline(source, meter, handle.createWriteStream({ flush: true }));
+    // `flush` syncs the file to disk before the stream closes the handle. Chunks from the socket are
+    // small (tens of KiB); while one write is in flight the next ones gather, up to WRITE_BYTES, and
+    // go in one vectored write rather than a thread-pool round trip each (docs/sync.md "Speed").
+    await pipeline(source, meter, handle.createWriteStream({ flush: true, highWaterMark: WRITE_BYTES }));
   } catch (err) {
     await handle.close().catch(() => undefined);
     source.resume?.();
@@ -187,6 +194,11 @@ async function renameRetrying(from: string, to: string): Promise<void> {
   }
 }
 
+/** Makes the renames made in these folders durable: one flush per folder, however many files changed there. */
+export async function syncFolders(dirs: Iterable<string>): Promise<void> {
+  await Promise.all([...new Set(dirs)].map(syncFolder));
+}
+
 async function syncFolder(dir: string): Promise<void> {
   // Makes the rename itself durable; not possible on every platform, so best effort.
   try {
@@ -201,12 +213,12 @@ async function syncFolder(dir: string): Promise<void> {
   }
 }
 
-async function exists(p: string): Promise<boolean> {
+/** The target's own facts (a symlink is not followed), or undefined when there is nothing there. */
+async function lstatIfAny(p: string): Promise<Stats | undefined> {
   try {
-    await fs.lstat(p);
-    return true;
+    return await fs.lstat(p);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
 }
@@ -235,23 +247,27 @@ export interface StagedTarget {
  *
  * Commits and deletes of the same target run one at a time (`targetLocks`), so targets written
  * together always end with one writer's bytes.
+ *
+ * The target folders are flushed before this returns, unless `syncFolders` is false: then the
+ * caller flushes them itself with `syncFolders()` before it says the write is done (a batch flushes
+ * each folder once for all its files).
  */
-export async function commitStaged(items: StagedTarget[]): Promise<boolean[]> {
+export async function commitStaged(items: StagedTarget[], options: { syncFolders?: boolean } = {}): Promise<boolean[]> {
   return targetLocks.run(
     items.map((i) => pathKey(i.target)),
-    () => commitLocked(items),
+    () => commitLocked(items, options.syncFolders !== false),
   );
 }
 
-async function commitLocked(items: StagedTarget[]): Promise<boolean[]> {
+async function commitLocked(items: StagedTarget[], flushFolders: boolean): Promise<boolean[]> {
   const backups: Array<string | undefined> = [];
   const existed: boolean[] = [];
   let renamed = 0;
   try {
     for (const { target } of items) {
-      const was = await exists(target);
-      if (was && (await fs.lstat(target)).isDirectory())
-        throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
+      const stat = await lstatIfAny(target);
+      if (stat?.isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
+      const was = stat !== undefined;
       existed.push(was);
       backups.push(items.length > 1 && was ? await keepOldCopy(target) : undefined);
     }
@@ -271,7 +287,7 @@ async function commitLocked(items: StagedTarget[]): Promise<boolean[]> {
     throw err;
   }
   await Promise.all(backups.map((b) => (b ? fs.rm(b, { force: true }).catch(() => undefined) : undefined)));
-  await Promise.all([...new Set(items.map((i) => path.dirname(i.target)))].map(syncFolder));
+  if (flushFolders) await syncFolders(items.map((i) => path.dirname(i.target)));
   return existed;
 }
 

@@ -12,6 +12,7 @@ import {
   moveStaged,
   removeFilesTogether,
   stageCopy,
+  syncFolders,
   type StagedFile,
 } from './safe-write.js';
 import { sweepTemporaryFiles } from './sweep.js';
@@ -236,6 +237,8 @@ export class UploadFlow {
       if (problem) return new ProblemError(problem);
       throw err;
     };
+    // Every commit's folder is flushed once, after the last commit, before the answer.
+    const committedDirs: string[] = [];
     try {
       const deletes = await Promise.all(
         (await handling.resolveDeletes(form.values ?? new Map(), entries.length)).map(checked),
@@ -256,7 +259,8 @@ export class UploadFlow {
         }
         pending[entry.index] = undefined; // consumed by the commit either way
         try {
-          const [existed] = await commitStaged([{ staged: entry.file, target: plan.target }]);
+          const [existed] = await commitStaged([{ staged: entry.file, target: plan.target }], { syncFolders: false });
+          committedDirs.push(path.dirname(plan.target));
           outcomes.push({
             request: plan.request,
             change: existed ? 'Changed' : 'Created',
@@ -288,6 +292,7 @@ export class UploadFlow {
           outcomes.push({ request: plan.request, change: 'Deleted', ok: false, problem: perEntry(err) });
         }
       }
+      await syncFolders(committedDirs);
     } catch (err) {
       await discardStaged(...pending);
       throw err;

@@ -32,15 +32,22 @@ export class DigestCache {
     return this.entries.size;
   }
 
+  /** The file's size and digest when `stat` matches what was hashed; no I/O. */
+  known(absolute: string, stat: fs.BigIntStats): { size: number; sha256: string } | undefined {
+    const known = this.entries.get(absolute);
+    return known && known.size === stat.size && known.mtimeNs === stat.mtimeNs && known.ino === stat.ino
+      ? { size: Number(known.size), sha256: known.sha256 }
+      : undefined;
+  }
+
   /**
    * The file's size and digest: from the cache when `stat` matches what was hashed, else read and
    * hashed now (kept under the facts of the file as opened, so a file replaced meanwhile is
    * hashed again next time).
    */
   async digest(absolute: string, stat: fs.BigIntStats): Promise<{ size: number; sha256: string }> {
-    const known = this.entries.get(absolute);
-    if (known && known.size === stat.size && known.mtimeNs === stat.mtimeNs && known.ino === stat.ino)
-      return { size: Number(known.size), sha256: known.sha256 };
+    const known = this.known(absolute, stat);
+    if (known) return known;
     const handle = await fs.promises.open(absolute, 'r');
     let facts: fs.BigIntStats;
     const hash = createHash('sha256');

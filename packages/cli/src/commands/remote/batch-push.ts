@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { basicAuthorization } from './credentials.js';
 import { baseUrl, request, type RequestSettings } from './http.js';
 import { EXIT_CODES } from './exit-codes.js';
@@ -7,6 +5,7 @@ import type { BatchOffer } from './listing-client.js';
 import type { DeltaPlan, LocalFile } from './delta-plan.js';
 import type { Outcome } from './outcome.js';
 import { syncUpload } from './sync-client.js';
+import { multipartBuffer, multipartRequest, type FormPart, type MultipartBody } from './multipart-body.js';
 import { runLimited } from './progress.js';
 
 // Sending a delta plan to one host (docs/sync.md "Batches"): in batches when the host offers
@@ -17,6 +16,8 @@ export interface PushResult extends Outcome {
   path: string;
   file?: string;
   change: 'Created' | 'Changed' | 'Deleted';
+  /** A file stored as sent: the SHA-256 of the bytes that went out, which the host confirmed. */
+  sha256?: string;
 }
 
 /** Files past this size go alone, streamed through the one-file upload, rather than in a batch. */
@@ -79,25 +80,27 @@ async function sendBatch(
   offer: BatchOffer,
   settings: RequestSettings,
 ): Promise<PushResult[]> {
+  let body: MultipartBody | undefined;
   const outcome = await request(
     `${baseUrl(url)}${offer.path}`,
-    async () => {
-      const form = new FormData();
-      form.append('moduleName', module);
-      for (const f of files) {
-        form.append('filePath', f.remotePath);
-        form.append('file', await fs.openAsBlob(f.file), path.basename(f.file));
-      }
-      for (const d of deletes) form.append('deletePath', d);
-      return { method: 'POST', body: form, headers: { Authorization: basicAuthorization(token) } };
+    () => {
+      const parts: FormPart[] = [{ name: 'moduleName', value: module }];
+      for (const f of files) parts.push({ name: 'filePath', value: f.remotePath }, { name: 'file', file: f.file });
+      for (const d of deletes) parts.push({ name: 'deletePath', value: d });
+      body = multipartBuffer(parts);
+      return multipartRequest(body, { Authorization: basicAuthorization(token) });
     },
     settings,
   );
+  // What went out of each file (hashed while the body was built): the digest the answer must match.
+  const sent = body?.sent ?? [];
   const entries = [
-    ...files.map((f) => ({
+    ...files.map((f, i) => ({
       path: f.remotePath,
       file: f.file as string | undefined,
-      sha256: f.sha256 as string | undefined,
+      // What went out is what the host must have stored (a digest known before, from the local
+      // cache or a hash, only stands in when nothing was read).
+      sha256: (sent[i]?.sha256 ?? f.sha256) as string | undefined,
     })),
     ...deletes.map((d) => ({ path: d, file: undefined, sha256: undefined })),
   ];
@@ -112,7 +115,7 @@ async function sendBatch(
       error,
       path: e.path,
       file: e.file,
-      change: e.sha256 ? 'Changed' : 'Deleted',
+      change: e.file ? 'Changed' : 'Deleted',
     }));
   }
   return entries.map((e, i) => {
@@ -140,7 +143,7 @@ async function sendBatch(
         exit: EXIT_CODES.failed,
         error: `${baseUrl(url)} stored the file, but the ${module} refresh failed: ${r.refresh.detail ?? 'no detail'}`,
       };
-    return { ...base, ok: true, exit: EXIT_CODES.ok };
+    return { ...base, ok: true, exit: EXIT_CODES.ok, sha256: e.sha256 };
   });
 }
 
@@ -167,10 +170,19 @@ export async function pushPlan(
       token,
       module,
       created.has(file) ? 'Created' : 'Changed',
-      { file: file.file, remotePath: file.remotePath, sha256: file.sha256 },
+      { file: file.file, remotePath: file.remotePath },
       settings,
     );
-    return [{ ...outcome, path: file.remotePath, file: file.file, change: created.has(file) ? 'Created' : 'Changed' }];
+    const { sent, ...rest } = outcome;
+    return [
+      {
+        ...rest,
+        path: file.remotePath,
+        file: file.file,
+        change: created.has(file) ? 'Created' : 'Changed',
+        sha256: outcome.ok ? (sent?.sha256 ?? file.sha256) : undefined,
+      },
+    ];
   };
   const oneDelete = (remotePath: string) => async (): Promise<PushResult[]> => {
     const outcome = await syncUpload(url, token, module, 'Deleted', { remotePath }, settings);

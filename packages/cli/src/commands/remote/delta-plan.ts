@@ -1,6 +1,6 @@
-import path from 'node:path';
 import { CliError, EXIT_CODES } from './exit-codes.js';
-import { hashFile, listFiles } from './files.js';
+import { hashFile, scanFolder, type ScannedFile } from './files.js';
+import { cachedDigest, loadDigestCache, saveDigestCache, type CachedDigest } from './local-digests.js';
 import type { RequestSettings } from './http.js';
 import { fetchListing, type BatchOffer, type RemoteEntry } from './listing-client.js';
 import type { Outcome } from './outcome.js';
@@ -16,7 +16,13 @@ export interface LocalFile {
   /** Path in the module's contract folder. */
   remotePath: string;
   size: number;
-  sha256: string;
+  /**
+   * SHA-256, when known before sending: from the local digest cache, or hashed because the host
+   * holds a file of the same size there. Otherwise it is computed as the file is sent.
+   */
+  sha256?: string;
+  /** The facts the file was scanned with (what the local digest cache is keyed by). */
+  scanned: ScannedFile;
 }
 
 export interface DeltaPlan {
@@ -64,18 +70,78 @@ export function planDelta(
   return plan;
 }
 
-/** Every file of the folder with its remote path, size and SHA-256 (hashed once for all hosts). */
-export async function localFiles(root: string, prefix: string | undefined): Promise<LocalFile[]> {
-  const rels = await listFiles(root);
-  return runLimited(
-    rels.map((rel) => async () => {
-      const file = path.join(root, rel);
-      return { file, remotePath: joinRemote(prefix, rel), ...(await hashFile(file)) };
-    }),
+/** The folder as scanned, with digests from the local digest cache (unless `rehash`). */
+export interface LocalFolder {
+  root: string;
+  files: LocalFile[];
+  /** When the folder was read (wall clock, ms): files touched since are not cached. */
+  scannedAtMs: number;
+  /** The local digest cache as read (what is written back only when it changed). */
+  cache: ReadonlyMap<string, CachedDigest>;
+}
+
+/** Every file of the folder with its remote path, size and (when cached) SHA-256; hashed only when needed. */
+export async function scanLocal(root: string, prefix: string | undefined, rehash: boolean): Promise<LocalFolder> {
+  const scannedAtMs = Date.now();
+  try {
+    const scanned = await scanFolder(root);
+    const cache = rehash ? new Map<string, CachedDigest>() : loadDigestCache(root);
+    const base = joinRemote(prefix, '');
+    // The common case (no `\\` in the name) skips the general join: thousands of files.
+    const remoteOf = (rel: string) => (rel.includes('\\') ? joinRemote(prefix, rel) : base ? `${base}/${rel}` : rel);
+    const files = scanned.map((f) => ({
+      file: f.abs,
+      remotePath: remoteOf(f.rel),
+      size: f.size,
+      sha256: cachedDigest(cache, f),
+      scanned: f,
+    }));
+    return { root, files, scannedAtMs, cache };
+  } catch (err) {
+    throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT_CODES.usage);
+  }
+}
+
+/** Hashes the files that lack a digest (16 at a time). */
+export async function hashMissing(files: readonly LocalFile[]): Promise<void> {
+  await runLimited(
+    files
+      .filter((f) => f.sha256 === undefined)
+      .map((f) => async () => {
+        f.sha256 = (await hashFile(f.file)).sha256;
+      }),
     16,
   ).catch((err: unknown) => {
     throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT_CODES.usage);
   });
+}
+
+/**
+ * Takes note of the digest a host confirmed for a file it stored as sent (hashed while it was
+ * sent), so that the next run need not hash it again. It replaces a digest known before: the bytes
+ * sent are what the file held when it was read.
+ */
+export function noteSentDigests(
+  files: readonly LocalFile[],
+): (result: { ok: boolean; file?: string; sha256?: string }) => void {
+  const byFile = new Map(files.map((f) => [f.file, f]));
+  return (result) => {
+    const local = result.file === undefined ? undefined : byFile.get(result.file);
+    if (result.ok && local && result.sha256) local.sha256 = result.sha256;
+  };
+}
+
+/**
+ * Keeps what this run learnt of the folder's digests (from the cache, hashed, or confirmed by a
+ * host as sent) for the next run.
+ */
+export function saveLocal(folder: LocalFolder): void {
+  saveDigestCache(
+    folder.root,
+    folder.files.map((f) => ({ ...f.scanned, sha256: f.sha256 })),
+    folder.scannedAtMs,
+    folder.cache,
+  );
 }
 
 /** What one host holds compared with the folder, or why it could not be asked. */
@@ -89,22 +155,28 @@ export interface HostDelta {
 }
 
 /**
- * Asks each host for its listing and plans the delta. A host without the listing is planned as
- * "every file changed" and said so once (`note`).
+ * Asks each host for its listing and plans the delta. The listings are asked for at once, and the
+ * folder (`local`, a scan that may still be running) is read meanwhile. A file the host holds with
+ * the same size is hashed (when not cached) to compare; one it lacks, or holds with another size,
+ * is sent without hashing first (it is hashed as it is sent). A host without the listing is
+ * planned as "every file changed" and said so once (`note`). `local` is started by the caller
+ * before this is called, so that the listings are asked for while the folder is read.
  */
 export async function planHosts(
   urls: readonly string[],
   token: string,
   module: string,
   prefix: string | undefined,
-  files: readonly LocalFile[],
+  local: Promise<readonly LocalFile[]>,
   settings: RequestSettings,
   remove: boolean,
   note: (text: string) => void,
 ): Promise<HostDelta[]> {
+  const listings = urls.map((url) => fetchListing(url, token, module, prefix, settings));
+  const files = await local;
   return Promise.all(
-    urls.map(async (url): Promise<HostDelta> => {
-      const listing = await fetchListing(url, token, module, prefix, settings);
+    urls.map(async (url, i): Promise<HostDelta> => {
+      const listing = await listings[i]!;
       if (listing.kind === 'failed') return { url, listed: false, failure: listing.outcome };
       if (listing.kind === 'unsupported') {
         note(
@@ -112,6 +184,7 @@ export async function planHosts(
         );
         return { url, listed: false, plan: planDelta(files, undefined, { delete: false }) };
       }
+      await hashMissing(files.filter((f) => listing.entries.get(f.remotePath)?.size === f.size));
       return {
         url,
         listed: true,

@@ -1,6 +1,14 @@
 import { CliError, EXIT_CODES } from './exit-codes.js';
 import { pushPlan, type PushResult } from './batch-push.js';
-import { localFiles, planDelta, planHosts, type HostDelta, type LocalFile } from './delta-plan.js';
+import {
+  noteSentDigests,
+  planDelta,
+  planHosts,
+  saveLocal,
+  scanLocal,
+  type HostDelta,
+  type LocalFile,
+} from './delta-plan.js';
 import { exitCodeFor, uploadResultJson } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
 import { applicationFolderHint } from './path-mapping.js';
@@ -13,6 +21,8 @@ export interface DeltaOptions extends RemoteOptions {
   concurrency?: number;
   dryRun?: boolean;
   delete?: boolean;
+  /** Hash every local file again rather than trust the local digest cache. */
+  rehash?: boolean;
 }
 
 const counts = (h: HostDelta) => ({
@@ -28,28 +38,42 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** `ack sync upload <dir>` (docs/sync.md "The delta"): send only what differs, per host. */
 export async function deltaUpload(root: string, urls: string[], options: DeltaOptions): Promise<number> {
-  const files = await localFiles(root, options.path);
+  const token = (options.token ?? process.env.ACK_SYNC_TOKEN ?? '').trim();
+  const json = options.json === true;
+  const say = (text: string) => !json && process.stderr.write(`ack: ${text}\n`);
+  // The folder is read while the hosts' listings are on their way.
+  const scanning = scanLocal(root, options.path, options.rehash === true);
+  let settings = requestSettings(options);
+  if (options.dryRun) settings = { ...settings, retry: { ...settings.retry, retries: 0 } };
+  let deltas: HostDelta[] | undefined;
+  if (token !== '')
+    deltas = await planHosts(
+      urls,
+      token,
+      options.module,
+      options.path,
+      scanning.then((f) => f.files),
+      settings,
+      options.delete === true,
+      say,
+    );
+  const folder = await scanning;
+  const files = folder.files;
   const hint = applicationFolderHint(
     options.module,
     files.map((f) => f.remotePath),
   );
-  const token = (options.token ?? process.env.ACK_SYNC_TOKEN ?? '').trim();
-  const json = options.json === true;
-  const say = (text: string) => !json && process.stderr.write(`ack: ${text}\n`);
   if (token === '' && !options.dryRun)
     throw new CliError('no sync token: set ACK_SYNC_TOKEN (or --token)', EXIT_CODES.usage);
   if (hint) say(hint);
-
-  let settings = requestSettings(options);
-  if (options.dryRun) settings = { ...settings, retry: { ...settings.retry, retries: 0 } };
-  let deltas: HostDelta[];
-  if (token === '') {
+  if (!deltas) {
     say('no sync token: cannot compare with the hosts, so every file is listed');
     deltas = urls.map((url) => ({ url, listed: false, plan: planDelta(files, undefined, { delete: false }) }));
-  } else {
-    deltas = await planHosts(urls, token, options.module, options.path, files, settings, options.delete === true, say);
   }
-  if (options.dryRun) return dryRunDelta(deltas, files, options, hint, say);
+  if (options.dryRun) {
+    saveLocal(folder);
+    return dryRunDelta(deltas, files, options, hint, say);
+  }
 
   const failed = deltas.filter((d) => d.failure);
   for (const d of failed) say(d.failure!.error ?? `${d.url} could not be listed`);
@@ -65,17 +89,20 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   const showProgress = !json && process.stdout.isTTY === true && process.stderr.isTTY === true;
   const progress = createProgress(totalFiles, totalBytes, showProgress && totalFiles > 0);
   const several = urls.length > 1;
+  const noteSent = noteSentDigests(files);
   const results = (
     await Promise.all(
       planned.map((d) =>
         pushPlan(d.url, token, options.module, d.plan!, d.offer, settings, options.concurrency ?? 4, (r, bytes) => {
           progress.tick(bytes);
+          noteSent(r);
           if (!json && !showProgress) printResult(r, bytes, several);
         }),
       ),
     )
   ).flat();
   progress.done();
+  saveLocal(folder);
   const hosts = deltas.map((d) => ({
     ...counts(d),
     failed: results.filter((r) => r.url === d.url && !r.ok).length + (d.failure ? 1 : 0),

@@ -59,6 +59,7 @@ const local = (remotePath: string, sha256 = SHA, size = 1): LocalFile => ({
   remotePath,
   size,
   sha256,
+  scanned: { rel: remotePath, abs: `/x/${remotePath}`, size, mtimeMs: 0, ctimeMs: 0, ino: 0 },
 });
 
 describe('planDelta', () => {

@@ -36,25 +36,50 @@ export async function sha256File(file: string): Promise<string> {
   return (await hashFile(file)).sha256;
 }
 
+/** A file of a folder being synced, with the facts that tell whether it changed since it was hashed. */
+export interface ScannedFile {
+  /** Relative path, `/` separated. */
+  rel: string;
+  /** Absolute local path. */
+  abs: string;
+  size: number;
+  /** Modification and change times, in ms with their sub-millisecond part (as `fs.Stats` has them). */
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+}
+
 /**
- * Every file under `root` (relative paths, `/` separated, sorted), leaving out ignored names.
- * Symlinked files are followed; symlinked folders are not (no loops).
+ * Every file under `root` with its stat facts (sorted by relative path, ignored names left out).
+ * Symlinked files are followed; symlinked folders are not (no loops). A file that goes away while
+ * the folder is read is left out. Each folder is read with plain synchronous calls, which cost a
+ * short-lived command far less than a promise per file, and the event loop gets a turn between
+ * folders, so that requests already started (the hosts' listings) go on meanwhile (docs/sync.md
+ * "Speed").
  */
-export async function listFiles(root: string): Promise<string[]> {
-  const out: string[] = [];
+export async function scanFolder(root: string): Promise<ScannedFile[]> {
+  const out: ScannedFile[] = [];
   const walk = async (dir: string, prefix: string) => {
-    for (const entry of await fs.promises.readdir(dir, { withFileTypes: true })) {
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       if (isIgnoredName(entry.name)) continue;
       const abs = path.join(dir, entry.name);
       const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) await walk(abs, rel);
-      else if (entry.isFile()) out.push(rel);
-      else if (entry.isSymbolicLink()) {
-        const stat = await fs.promises.stat(abs).catch(() => undefined);
-        if (stat?.isFile()) out.push(rel);
+      if (entry.isDirectory()) {
+        await walk(abs, rel);
+        continue;
       }
+      if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+      const stat = fs.statSync(abs, { throwIfNoEntry: false });
+      if (!stat?.isFile()) continue;
+      out.push({ rel, abs, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
     }
   };
   await walk(root, '');
-  return out.sort();
+  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
+/** Every file under `root` (relative paths, `/` separated, sorted), leaving out ignored names. */
+export async function listFiles(root: string): Promise<string[]> {
+  return (await scanFolder(root)).map((f) => f.rel);
 }

@@ -1,3 +1,6 @@
+import http, { type IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DEFAULT_RETRY, isRetryable, retryDelayMs, type RetryPolicy } from './retry.js';
 import { exitForStatus, type Outcome } from './outcome.js';
 import { EXIT_CODES } from './exit-codes.js';
@@ -16,9 +19,9 @@ export function baseUrl(url: string): string {
 }
 
 function describeNetworkError(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const e = err as { name?: string; code?: string; message?: string };
   if (e.name === 'TimeoutError') return `no answer within ${Math.round(timeoutMs / 1000)} s`;
-  const code = e.cause?.code ?? e.cause?.message ?? e.message ?? 'network error';
+  const code = e.code ?? e.message ?? 'network error';
   return String(code);
 }
 
@@ -31,6 +34,75 @@ function problemSummary(body: unknown): string {
   return typeof body === 'string' ? body.replace(/\s+/g, ' ').slice(0, 200) : '';
 }
 
+/** A request as a command builds it. The body, when any, is whole or streamed (sent chunked). */
+export interface RequestInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array | AsyncIterable<Uint8Array>;
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** Thrown when a host does not answer within the time allowed for one attempt. */
+class NoAnswerError extends Error {
+  constructor() {
+    super('no answer');
+    this.name = 'TimeoutError';
+  }
+}
+
+/**
+ * One exchange over `node:http`/`node:https` (rather than `fetch`: nothing more to load at start,
+ * and a body goes to the socket as it is, without the copies web streams make; docs/sync.md
+ * "Speed"). Redirects are not followed. Rejects on a network error, a body that cannot be read, or
+ * no whole answer within `timeoutMs`.
+ */
+async function exchange(url: URL, init: RequestInit, timeoutMs: number): Promise<Answer> {
+  // TLS is loaded only for an https host: a plain one starts sooner.
+  const client = url.protocol === 'https:' ? await import('node:https') : http;
+  return new Promise<Answer>((resolve, reject) => {
+    const body = init.body;
+    const headers: Record<string, string> = { ...init.headers };
+    if (body instanceof Uint8Array) headers['Content-Length'] = String(body.byteLength);
+    let settled = false;
+    const settle = (err: Error | undefined, answer?: Answer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) {
+        req.destroy();
+        reject(err);
+      } else resolve(answer!);
+    };
+    const timer = setTimeout(() => settle(new NoAnswerError()), timeoutMs);
+    const req = client.request(url, { method: init.method ?? 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (err) => settle(err));
+      res.on('end', () =>
+        settle(undefined, {
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+    });
+    // A host that answers before the body is all sent (a refusal) may close the connection on
+    // the rest: the answer, once it has come, is what counts.
+    req.on('error', (err) => settle(err));
+    if (body === undefined) req.end();
+    else if (body instanceof Uint8Array) req.end(body);
+    else
+      pipeline(Readable.from(body), req).catch((err: unknown) => {
+        if (!req.writableFinished) settle(err as Error);
+      });
+  });
+}
+
 /**
  * One request to one host, retried with back-off on network errors, 429 and 5xx. `init` builds
  * the request anew for each attempt (a body can be sent once). Never throws.
@@ -40,18 +112,16 @@ export async function request(
   init: () => Promise<RequestInit> | RequestInit,
   settings: RequestSettings = DEFAULT_REQUEST,
 ): Promise<Outcome> {
-  const origin = new URL(url).origin;
+  const target = new URL(url);
+  const origin = target.origin;
   for (let attempt = 0; ; attempt++) {
-    let response: Response;
+    let response: Answer;
     try {
-      response = await fetch(url, {
-        ...(await init()),
-        signal: AbortSignal.timeout(settings.timeoutMs),
-        redirect: 'manual',
-      });
+      response = await exchange(target, await init(), settings.timeoutMs);
     } catch (err) {
       const reason = describeNetworkError(err, settings.timeoutMs);
-      if ((err as Error).name === 'NotReadableError' || (err as { code?: string }).code === 'ENOENT') {
+      // A file-system error names its path; a network error does not.
+      if (typeof (err as { path?: unknown }).path === 'string') {
         return {
           url,
           ok: false,
@@ -65,18 +135,20 @@ export async function request(
       }
       return { url, ok: false, error: `cannot reach ${origin} (${reason})`, exit: EXIT_CODES.failed };
     }
-    const text = await response.text().catch(() => '');
+    const text = response.text;
     let body: unknown = text;
-    if ((response.headers.get('content-type') ?? '').includes('json')) {
+    if ((response.headers['content-type'] ?? '').includes('json')) {
       try {
         body = JSON.parse(text);
       } catch {
         /* keep the text */
       }
     }
-    if (response.ok) return { url, ok: true, status: response.status, body, exit: EXIT_CODES.ok };
+    const ok = response.status >= 200 && response.status < 300;
+    if (ok) return { url, ok: true, status: response.status, body, exit: EXIT_CODES.ok };
     if (isRetryable({ status: response.status }) && attempt < settings.retry.retries) {
-      await sleep(retryDelayMs(attempt + 1, settings.retry, response.headers.get('retry-after')));
+      const retryAfter = response.headers['retry-after'];
+      await sleep(retryDelayMs(attempt + 1, settings.retry, typeof retryAfter === 'string' ? retryAfter : null));
       continue;
     }
     const summary = problemSummary(body);

@@ -1,9 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { basicAuthorization, hostAccessHeader } from './credentials.js';
 import { baseUrl, request as requestEndpoint, type RequestSettings } from './http.js';
 import type { Outcome } from './outcome.js';
 import { EXIT_CODES } from './exit-codes.js';
+import { multipartBody, multipartRequest, type FormPart, type MultipartBody, type SentFile } from './multipart-body.js';
 
 /** A request to `route` on the host at `url`; the outcome names the host, not the endpoint. */
 async function request(
@@ -25,7 +24,10 @@ export interface UploadItem {
   sha256?: string;
 }
 
-/** `POST /wwwroot/api/sync/upload` with the original's fields; the answer's sha256 must match the local file's. */
+/**
+ * `POST /wwwroot/api/sync/upload` with the original's fields. The file is hashed as it is sent, and
+ * the answer's sha256 must match the digest of what went out (the outcome's `sent`).
+ */
 export async function syncUpload(
   url: string,
   token: string,
@@ -33,40 +35,45 @@ export async function syncUpload(
   change: ChangeType,
   item: UploadItem,
   settings: RequestSettings,
-): Promise<Outcome> {
+): Promise<Outcome & { sent?: SentFile }> {
+  let body: MultipartBody | undefined;
   const outcome = await request(
     url,
     '/wwwroot/api/sync/upload',
     async () => {
-      const form = new FormData();
-      form.append('moduleName', module);
-      form.append('changeType', change);
-      form.append('filePath', item.remotePath);
-      if (change !== 'Deleted' && item.file)
-        form.append('file', await fs.openAsBlob(item.file), path.basename(item.file));
-      return { method: 'POST', body: form, headers: { Authorization: basicAuthorization(token) } };
+      const parts: FormPart[] = [
+        { name: 'moduleName', value: module },
+        { name: 'changeType', value: change },
+        { name: 'filePath', value: item.remotePath },
+      ];
+      if (change !== 'Deleted' && item.file) parts.push({ name: 'file', file: item.file });
+      body = await multipartBody(parts);
+      return multipartRequest(body, { Authorization: basicAuthorization(token) });
     },
     settings,
   );
   if (!outcome.ok) return outcome;
-  const body = outcome.body as { sha256?: string; refresh?: { ok?: boolean; detail?: string } } | undefined;
-  if (change !== 'Deleted' && item.sha256 && body?.sha256 !== item.sha256) {
+  const sent = body?.sent[0];
+  const answer = outcome.body as { sha256?: string; refresh?: { ok?: boolean; detail?: string } } | undefined;
+  // The host must have stored the bytes that went out.
+  const expected = change === 'Deleted' ? undefined : (sent?.sha256 ?? item.sha256);
+  if (expected && answer?.sha256 !== expected) {
     return {
       ...outcome,
       ok: false,
       exit: EXIT_CODES.failed,
-      error: `${outcome.url}: sha256 mismatch: the host stored ${body?.sha256 ?? 'nothing'} (the file changed while it was sent?)`,
+      error: `${outcome.url}: sha256 mismatch: the host stored ${answer?.sha256 ?? 'nothing'} (the file changed while it was sent?)`,
     };
   }
-  if (body?.refresh && body.refresh.ok === false) {
+  if (answer?.refresh && answer.refresh.ok === false) {
     return {
       ...outcome,
       ok: false,
       exit: EXIT_CODES.failed,
-      error: `${outcome.url} stored the file, but the ${module} refresh failed: ${body.refresh.detail ?? 'no detail'}`,
+      error: `${outcome.url} stored the file, but the ${module} refresh failed: ${answer.refresh.detail ?? 'no detail'}`,
     };
   }
-  return outcome;
+  return { ...outcome, sent };
 }
 
 /**
@@ -129,14 +136,14 @@ export function contractSync(
     url,
     '/contractsync',
     async () => {
-      const form = new FormData();
-      form.append('moduleID', item.moduleID);
-      form.append('contractType', item.contractType);
-      form.append('destFilePath', item.destFilePath);
-      form.append('changeType', item.change);
-      if (item.change !== 'Deleted' && item.file)
-        form.append('file', await fs.openAsBlob(item.file), path.basename(item.file));
-      return { method: 'POST', body: form, headers: { hostAccessID: hostAccessHeader(hostAccessID) } };
+      const parts: FormPart[] = [
+        { name: 'moduleID', value: item.moduleID },
+        { name: 'contractType', value: item.contractType },
+        { name: 'destFilePath', value: item.destFilePath },
+        { name: 'changeType', value: item.change },
+      ];
+      if (item.change !== 'Deleted' && item.file) parts.push({ name: 'file', file: item.file });
+      return multipartRequest(await multipartBody(parts), { hostAccessID: hostAccessHeader(hostAccessID) });
     },
     settings,
   );

@@ -9,7 +9,7 @@ import { checkSyncCredentials, syncUpload, type ChangeType } from './sync-client
 import { applicationFolderHint } from './path-mapping.js';
 import type { RequestSettings } from './http.js';
 import { CliError, EXIT_CODES } from './exit-codes.js';
-import { localFiles, planHosts } from './delta-plan.js';
+import { noteSentDigests, planHosts, saveLocal, scanLocal } from './delta-plan.js';
 import { pushPlan } from './batch-push.js';
 import { createProgress } from './progress.js';
 
@@ -170,10 +170,18 @@ type Say = (event: Record<string, unknown>, text: string, error?: boolean) => vo
  * One `initial` event per host gives the counts. A refused token ends the watch (exit 3).
  */
 async function initialPush(w: WatchSettings, say: Say): Promise<number> {
-  const files = await localFiles(w.root, w.prefix);
-  const hosts = await planHosts(w.urls, w.token, w.module, w.prefix, files, w.settings, false, (text) =>
-    say({ event: 'hint', hint: text }, text, true),
+  const folder = scanLocal(w.root, w.prefix, false);
+  const hosts = await planHosts(
+    w.urls,
+    w.token,
+    w.module,
+    w.prefix,
+    folder.then((f) => f.files),
+    w.settings,
+    false,
+    (text) => say({ event: 'hint', hint: text }, text, true),
   );
+  const noteSent = noteSentDigests((await folder).files);
   const showProgress = !w.json && process.stdout.isTTY === true && process.stderr.isTTY === true;
   const sends = hosts.flatMap((h) => (h.plan ? [...h.plan.created, ...h.plan.changed] : []));
   const progress = createProgress(
@@ -195,6 +203,7 @@ async function initialPush(w: WatchSettings, say: Say): Promise<number> {
       }
       const plan = h.plan!;
       const results = await pushPlan(h.url, w.token, w.module, plan, h.offer, w.settings, w.concurrency, (r, bytes) => {
+        noteSent(r);
         progress.tick(bytes);
         if (r.ok && !showProgress) say({ event: r.change, path: r.path, hosts: [h.url] }, `${r.change} ${r.path}`);
         if (!r.ok) say({ event: 'failed', url: h.url, path: r.path, error: r.error }, `${r.path}: ${r.error}`, true);
@@ -215,5 +224,6 @@ async function initialPush(w: WatchSettings, say: Say): Promise<number> {
     }),
   );
   progress.done();
+  saveLocal(await folder);
   return code;
 }

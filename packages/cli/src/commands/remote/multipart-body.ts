@@ -1,0 +1,122 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RequestInit } from './http.js';
+
+// The `multipart/form-data` bodies the sync client sends (docs/wire-formats.md "Sync batch"),
+// written here rather than through `FormData` and file blobs: each file is read once, and its
+// SHA-256 is computed from the very bytes that go out (hashed while sending), which is what the
+// host's answer is checked against (docs/sync.md "Speed").
+
+/** A text field, or a local file sent as the part `name`. */
+export type FormPart = { name: string; value: string } | { name: string; file: string };
+
+/** What was sent of each file part, in the order of the parts: its size and SHA-256. */
+export interface SentFile {
+  file: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface MultipartBody {
+  contentType: string;
+  /** The whole body (small files), or the body as it is read (a big file, streamed). */
+  body: Uint8Array | AsyncIterable<Uint8Array>;
+  /** Each file part's size and digest; complete once the body has been read to its end. */
+  sent: SentFile[];
+}
+
+/** Files up to this size are read whole; a bigger one is streamed in chunks of this size. */
+const CHUNK_BYTES = 1024 * 1024;
+
+const CRLF = '\r\n';
+/** As browsers do (WHATWG `FormData`): quotes and line breaks in a name are percent-encoded. */
+const quoted = (text: string) => text.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+
+function partHeader(boundary: string, part: FormPart): string {
+  const disposition = `Content-Disposition: form-data; name="${quoted(part.name)}"`;
+  return 'file' in part
+    ? `--${boundary}${CRLF}${disposition}; filename="${quoted(path.basename(part.file))}"${CRLF}Content-Type: application/octet-stream${CRLF}${CRLF}`
+    : `--${boundary}${CRLF}${disposition}${CRLF}${CRLF}`;
+}
+
+/**
+ * A body of small parts, built whole in memory (a batch carries at most a few MiB). Throws (an
+ * `ENOENT`, ...) when a file cannot be read, before anything is sent.
+ */
+export function multipartBuffer(parts: readonly FormPart[]): MultipartBody {
+  const boundary = `ack-${randomBytes(12).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  const sent: SentFile[] = [];
+  for (const part of parts) {
+    chunks.push(Buffer.from(partHeader(boundary, part)));
+    if ('file' in part) {
+      const data = fs.readFileSync(part.file);
+      sent.push({ file: part.file, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') });
+      chunks.push(data);
+    } else chunks.push(Buffer.from(part.value));
+    chunks.push(Buffer.from(CRLF));
+  }
+  chunks.push(Buffer.from(`--${boundary}--${CRLF}`));
+  return { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat(chunks), sent };
+}
+
+/**
+ * A body streamed as it is read, for a big file: never held in memory, hashed chunk by chunk as
+ * it goes out. The files are opened now, so that a missing one fails before the request starts.
+ */
+export async function multipartStream(parts: readonly FormPart[]): Promise<MultipartBody> {
+  const boundary = `ack-${randomBytes(12).toString('hex')}`;
+  const sent: SentFile[] = [];
+  const handles = new Map<FormPart, fs.promises.FileHandle>();
+  try {
+    for (const part of parts) if ('file' in part) handles.set(part, await fs.promises.open(part.file, 'r'));
+  } catch (err) {
+    await Promise.all([...handles.values()].map((h) => h.close()));
+    throw err;
+  }
+  async function* body(): AsyncGenerator<Uint8Array> {
+    try {
+      for (const part of parts) {
+        yield Buffer.from(partHeader(boundary, part));
+        const handle = handles.get(part);
+        if (handle && 'file' in part) {
+          const hash = createHash('sha256');
+          let bytes = 0;
+          // A fresh buffer per chunk (the one handed on may still be queued for the socket), and
+          // the next chunk is read while this one is sent.
+          const readChunk = () => handle.read(Buffer.allocUnsafe(CHUNK_BYTES), 0, CHUNK_BYTES, null);
+          let next = readChunk();
+          for (;;) {
+            const { bytesRead, buffer } = await next;
+            if (bytesRead === 0) break;
+            next = readChunk();
+            const chunk = buffer.subarray(0, bytesRead);
+            hash.update(chunk);
+            bytes += bytesRead;
+            yield chunk;
+          }
+          sent.push({ file: part.file, bytes, sha256: hash.digest('hex') });
+        } else if ('value' in part) yield Buffer.from(part.value);
+        yield Buffer.from(CRLF);
+      }
+      yield Buffer.from(`--${boundary}--${CRLF}`);
+    } finally {
+      await Promise.all([...handles.values()].map((h) => h.close()));
+    }
+  }
+  return { contentType: `multipart/form-data; boundary=${boundary}`, body: body(), sent };
+}
+
+/** The body for these parts: whole when every file is small, else streamed. */
+export async function multipartBody(parts: readonly FormPart[]): Promise<MultipartBody> {
+  const big = parts.some(
+    (p) => 'file' in p && (fs.statSync(p.file, { throwIfNoEntry: false })?.size ?? 0) > CHUNK_BYTES,
+  );
+  return big ? multipartStream(parts) : multipartBuffer(parts);
+}
+
+/** The request that sends `body` (a streamed body goes out chunked, as it is read). */
+export function multipartRequest(body: MultipartBody, headers: Record<string, string>): RequestInit {
+  return { method: 'POST', body: body.body, headers: { ...headers, 'Content-Type': body.contentType } };
+}

@@ -1,0 +1,3 @@
+export const id = 'reload';
+export const cellIds = [];
+export async function run() {}

@@ -1,0 +1,3 @@
+export const id = 'session';
+export const cellIds = [];
+export async function run() {}

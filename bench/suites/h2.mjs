@@ -2,7 +2,6 @@
 // a bare Node `http2` server on the stream API and one on the compatibility API, and Caddy
 // (`file_server`), all on CPU 0 with one certificate. Load: h2load, one thread, 16 connections of
 // 16 streams, pinned to CPU 1 (its CPU share is shown, to see it was not the bottleneck).
-import fs from 'node:fs';
 import http2 from 'node:http2';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

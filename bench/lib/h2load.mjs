@@ -14,9 +14,14 @@ export function h2loadVersion() {
 
 const UNITS = { B: 1e-6, KB: 1e-3, MB: 1, GB: 1e3 };
 
-/** One measurement: `{ rps, mbps, done, failed, status: {2xx,3xx,4xx,5xx}, loadCpu }`. */
-export function h2load({ url, seconds, headers = {} }) {
-  const args = ['-t1', `-c${H2_CONNECTIONS}`, `-m${H2_STREAMS}`, '-D', String(seconds)];
+/**
+ * One measurement of `requests` requests: `{ rps, mbps, seconds, done, failed, status, loadCpu }`.
+ * A count, not h2load's duration mode (`-D`): at the end of a duration h2load now and then waits
+ * for ever on streams a Node server has already answered; a count always ends. The caller sizes the
+ * count from the rate of the run before (bench/suites/h2.mjs).
+ */
+export function h2load({ url, requests, headers = {} }) {
+  const args = ['-t1', `-c${H2_CONNECTIONS}`, `-m${H2_STREAMS}`, '-n', String(requests)];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k.toLowerCase()}: ${v}`);
   args.push(url);
   const quoted = ['h2load', ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
@@ -27,7 +32,16 @@ export function h2load({ url, seconds, headers = {} }) {
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
     child.once('error', reject);
+    // A server that leaves a stream unanswered would hold the run for ever: past a minute it is
+    // stopped and said so.
+    let stuck = false;
+    const timer = setTimeout(() => {
+      stuck = true;
+      spawnSync('pkill', ['-TERM', '-P', String(child.pid)]);
+    }, 60_000);
     child.once('exit', () => {
+      clearTimeout(timer);
+      if (stuck) return reject(new Error('h2load did not finish within 60 s: streams left unanswered'));
       const fin = /finished in ([\d.]+)(m?s), ([\d.]+) req\/s, ([\d.]+)([KMG]?B)\/s/.exec(out);
       const req = /requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored/.exec(out);
       const st = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
@@ -35,6 +49,7 @@ export function h2load({ url, seconds, headers = {} }) {
       const secs = Number(fin[1]) / (fin[2] === 'ms' ? 1000 : 1);
       const t = [...out.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
       resolve({
+        seconds: secs,
         rps: Number(fin[3]),
         mbps: Number(fin[4]) * UNITS[fin[5]],
         done: Number(req[1]),

@@ -10,7 +10,15 @@ import { memoryFiles } from './memory-files.mjs';
 const [layoutFile, certFile, keyFile, api] = process.argv.slice(2);
 const files = memoryFiles(JSON.parse(fs.readFileSync(layoutFile, 'utf8')));
 const notFound = Buffer.from('Not Found');
-const options = { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile), allowHTTP1: true };
+// Node holds a session's unsent bytes in memory up to `maxSessionMemory` (10 MB by default) and resets
+// streams past it: 16 streams of the 4 MiB file from memory need more, as any server sending large
+// bodies from memory would set.
+const options = {
+  cert: fs.readFileSync(certFile),
+  key: fs.readFileSync(keyFile),
+  allowHTTP1: true,
+  maxSessionMemory: 128,
+};
 
 /** The status, head and body for a request path and its If-None-Match. */
 function answer(url, inm) {

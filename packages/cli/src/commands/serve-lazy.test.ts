@@ -7,7 +7,7 @@ import { useTestHosts } from '@ack/host/test-support';
 import { startAckServe } from '../test-support/spawn-ack.js';
 
 // `ack serve` loads the code of a capability only when the settings or a request use it
-// (docs/benchmarks.md, "Start-up"): WebSocket (`ws`) at the first upgrade, the rolling log file
+// (docs/architecture.md, "What loads only when used"): WebSocket (`ws`) at the first upgrade, the rolling log file
 // (winston-daily-rotate-file, moment) with the first File sink, the upload parser (multer) at the
 // first upload. Checked by listing every CommonJS module the process loaded (ESM imports of
 // CommonJS packages land in the same cache) when it exits.

@@ -6,7 +6,7 @@ import { ProblemError } from '../http/problem.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
 
-// multer loads with the first upload, not with the host (docs/benchmarks.md, "Start-up").
+// multer loads with the first upload, not with the host (docs/architecture.md, "What loads only when used").
 const requireCjs = createRequire(import.meta.url);
 let multerModule: typeof multer | undefined;
 const loadMulter = () => (multerModule ??= requireCjs('multer') as typeof multer);

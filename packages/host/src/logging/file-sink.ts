@@ -51,7 +51,7 @@ export interface FileSink extends DailyRotateFile {
 }
 
 // winston-daily-rotate-file (and moment with it) loads with the first File sink, not with the host:
-// a host that logs to the console only starts without it (docs/benchmarks.md, "Start-up").
+// a host that logs to the console only starts without it (docs/architecture.md, "What loads only when used").
 const requireCjs = createRequire(import.meta.url);
 let Sink: (new (options: FileSinkOptions) => FileSink) | undefined;
 

@@ -63,7 +63,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     maxUpgraded: settings.Kestrel.Limits.MaxConcurrentUpgradedConnections,
   });
   // `ws` loads only when a module offers a socket: most hosts have none, and start faster without it
-  // (docs/benchmarks.md, "Start-up").
+  // (docs/architecture.md, "What loads only when used").
   let wsServer: WebSocketServer | undefined;
   const server = () =>
     (wsServer ??= new (loadWs().WebSocketServer)({

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { wrk } from './wrk.mjs';
 import { fmt, median } from './stats.mjs';
+import { suiteSections } from './doc-sections.mjs';
 
 /**
  * Per cell: each server's median over all its runs, and each ratio to a peer as the median over
@@ -229,6 +230,8 @@ ${(Math.max(...warm.slice(1)) - Math.min(...warm.slice(1))).toFixed(1)} MiB). Me
 ## Bytes on the wire
 
 ${wireSection(path.join(repo, 'docs/benchmarks.md'))}
+
+${suiteSections(path.join(repo, 'docs/benchmarks.md'))}
 
 ## How to rerun
 

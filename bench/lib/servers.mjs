@@ -14,9 +14,9 @@ export function startNode(name, script, args, nodeFlags = []) {
     const lines = readline.createInterface({ input: child.stdout });
     child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before listening`)));
     lines.once('line', (line) => {
-      const { url } = JSON.parse(line);
+      const info = JSON.parse(line);
       // taskset execs node, so the child's pid is the server's.
-      resolve({ name, url, pid: child.pid, child, stop: () => stopChild(child) });
+      resolve({ name, url: info.url, info, pid: child.pid, child, stop: () => stopChild(child) });
     });
   });
 }
@@ -55,7 +55,7 @@ export async function startAckWorkers(name, layoutFile, repo) {
   return { name, url: `http://127.0.0.1:${port}`, pid: child.pid, child, stop: () => stopChild(child) };
 }
 
-function stopChild(child) {
+export function stopChild(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.once('exit', () => resolve());
@@ -64,7 +64,7 @@ function stopChild(child) {
   });
 }
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
       const { port } = s.address();

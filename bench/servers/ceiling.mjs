@@ -7,8 +7,11 @@
 // answer with the benchmark's settings (security headers, CORS's `Vary: Origin`, Accept-Ranges on
 // files), in one flat list: what those headers cost Node itself, apart from anything the host does.
 // bench/run.mjs checks before measuring that the two send the same header names.
+//
+// With `--tls CERT KEY` it is the bare Node HTTPS server of the HTTPS suite (bench/suites/https.mjs).
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { listen } from './listen.mjs';
 
@@ -98,7 +101,12 @@ files.set('/shared-files/manifest', {
 const notFound = Buffer.from('Not Found');
 const notFoundHead = flat({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': notFound.length });
 
-const server = http.createServer((req, res) => {
+const tlsAt = process.argv.indexOf('--tls');
+const tls =
+  tlsAt === -1
+    ? undefined
+    : { cert: fs.readFileSync(process.argv[tlsAt + 1]), key: fs.readFileSync(process.argv[tlsAt + 2]) };
+const handler = (req, res) => {
   const q = req.url.indexOf('?');
   let f = files.get(q === -1 ? req.url : req.url.slice(0, q));
   if (!f) {
@@ -115,5 +123,6 @@ const server = http.createServer((req, res) => {
   }
   res.writeHead(200, f.headers);
   res.end(req.method === 'HEAD' ? undefined : f.body);
-});
-listen(server);
+};
+const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
+listen(server, tls ? 'https' : 'http');

@@ -1,10 +1,16 @@
+import { createRequire } from 'node:module';
 import { Transform, pipeline, type Writable } from 'node:stream';
 import type { Request, Response } from 'express';
-import multer from 'multer';
+import type multer from 'multer';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
+
+// multer loads with the first upload, not with the host (docs/architecture.md, "What loads only when used").
+const requireCjs = createRequire(import.meta.url);
+let multerModule: typeof multer | undefined;
+const loadMulter = () => (multerModule ??= requireCjs('multer') as typeof multer);
 
 /**
  * Receives a `multipart/form-data` upload of text fields and at most one file, streaming the file
@@ -253,7 +259,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       },
       streamHandler,
     };
-    const middleware = multer(parserOptions).any();
+    const middleware = loadMulter()(parserOptions).any();
 
     middleware(req, res, (err?: unknown) => {
       if (settled) return;

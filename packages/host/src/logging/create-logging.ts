@@ -7,7 +7,7 @@ import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from './logger.js';
 import { LEVEL_RANK, minimumLevelResolver, TO_WINSTON, WINSTON_LEVELS } from './levels.js';
 import { compileTemplate, type LogEvent } from './template.js';
-import { FileSink } from './file-sink.js';
+import { openFileSink as createFileSink, type FileSink } from './file-sink.js';
 
 export interface HostLogging {
   logger: Logger;
@@ -71,7 +71,7 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
     level: string | undefined,
   ): FileSink => {
     const limit = args.fileSizeLimitBytes === undefined ? DEFAULT_FILE_SIZE_LIMIT : args.fileSizeLimitBytes;
-    return new FileSink({
+    return createFileSink({
       file,
       rollingInterval: args.rollingInterval ?? 'Infinite',
       rollAtBytes: args.rollOnFileSizeLimit ? limit : null,

@@ -1,7 +1,9 @@
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { EventEmitter } from 'node:events';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type * as Ws from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { RequestHandler } from 'express';
 import type { AckRequest, ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
@@ -16,6 +18,9 @@ import { createUpgradeDecider } from './rules.js';
 import { createMiddlewareRunner } from '../pipeline/express-adapter.js';
 
 export { createUpgradeDecider, isSameOrigin } from './rules.js';
+
+const requireCjs = createRequire(import.meta.url);
+const loadWs = (): typeof Ws => requireCjs('ws');
 
 /** Close code sent to every socket when the host stops (RFC 6455 "going away"). */
 export const GOING_AWAY = 1001;
@@ -59,12 +64,16 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     withOrigins: app.WithOrigins,
     maxUpgraded: settings.Kestrel.Limits.MaxConcurrentUpgradedConnections,
   });
-  const server = new WebSocketServer({
-    noServer: true,
-    maxPayload: ws.MaxPayloadBytes,
-    perMessageDeflate: ws.EnablePerMessageDeflate,
-    clientTracking: false,
-  });
+  // `ws` loads only when a module offers a socket: most hosts have none, and start faster without it
+  // (docs/architecture.md, "What loads only when used").
+  let wsServer: WebSocketServer | undefined;
+  const server = () =>
+    (wsServer ??= new (loadWs().WebSocketServer)({
+      noServer: true,
+      maxPayload: ws.MaxPayloadBytes,
+      perMessageDeflate: ws.EnablePerMessageDeflate,
+      clientTracking: false,
+    }));
   const sockets = new Set<WebSocket>();
   let reserved = 0;
   let closing = false;
@@ -105,7 +114,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
       counted = false;
     };
     socket.once('close', release);
-    server.handleUpgrade(req, socket, head, (client) => {
+    server().handleUpgrade(req, socket, head, (client) => {
       release();
       if (closing) return void client.close(GOING_AWAY, 'host shutting down');
       sockets.add(client);
@@ -200,7 +209,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
             }),
         ),
       );
-      server.close();
+      wsServer?.close();
     },
   };
 }

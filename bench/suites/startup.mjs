@@ -1,0 +1,152 @@
+// Start-up: `ack serve` from spawn to its first 200 beside a bare Express 5 static server (the same
+// measure), and `ack --version` / `ack sync upload --help` from spawn to exit beside `node -e 0`.
+// Runs are interleaved (ours, then the peer's, alternating who goes first) and each ratio is the
+// median of the ratios within pairs. Goals: serve ≤ 1.5x Express, the commands ≤ 3x node -e 0.
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { prepareFiles } from '../lib/files.mjs';
+import { freePort, stopChild } from '../lib/servers.mjs';
+import { pinned } from '../lib/cpu.mjs';
+import { docFile, writeSuiteSection } from '../lib/doc-sections.mjs';
+import { fmt, median } from '../lib/stats.mjs';
+
+const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const repo = path.resolve(here, '..');
+const BIN = path.join(repo, 'packages/cli/dist/bin.js');
+const RUNS = Math.max(3, Number(process.env.BENCH_STARTUP_RUNS ?? 15));
+
+export const id = 'startup';
+const CELLS = [
+  { id: 'startup-serve', label: '`ack serve` to first 200', peer: 'express', goal: 1.5, serve: true },
+  { id: 'startup-version', label: '`ack --version`', peer: 'node -e 0', goal: 3, args: ['--version'] },
+  {
+    id: 'startup-sync-help',
+    label: '`ack sync upload --help`',
+    peer: 'node -e 0',
+    goal: 3,
+    args: ['sync', 'upload', '--help'],
+  },
+];
+export const cellIds = CELLS.map((c) => c.id);
+
+const now = () => performance.now();
+
+/** Milliseconds from spawn to exit (pinned to CPU 0, as the servers). */
+function timeExit(argv) {
+  const t0 = now();
+  const [cmd, ...rest] = pinned(0, argv);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, rest, { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(now() - t0) : reject(new Error(`${argv.join(' ')} exited ${code}`)),
+    );
+  });
+}
+
+const status = (url) =>
+  new Promise((resolve) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      })
+      .once('error', () => resolve(0));
+  });
+
+/** Milliseconds from spawn to the first 200 of `url` (polled every millisecond or so). */
+async function timeFirst200(argv, url) {
+  const t0 = now();
+  const [cmd, ...rest] = pinned(0, argv);
+  const child = spawn(cmd, rest, { stdio: 'ignore' });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${argv.join(' ')} exited ${child.exitCode}`);
+      const s = await status(url);
+      if (s === 200) return now() - t0;
+      if (s !== 0) throw new Error(`${url} answered ${s}`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  } finally {
+    await stopChild(child);
+  }
+}
+
+export async function run(only) {
+  const work = path.join(here, '.work');
+  const files = prepareFiles(work, repo);
+  const cells = CELLS.filter((c) => !only || only.includes(c.id));
+  console.log(`bench startup: ${cells.length} cells × ${RUNS} pairs`);
+  const rows = [];
+  for (const cell of cells) {
+    const ours = [];
+    const theirs = [];
+    const ratios = [];
+    for (let i = 0; i < RUNS; i++) {
+      const port = await freePort();
+      const mine = () =>
+        cell.serve
+          ? timeFirst200(
+              [process.execPath, BIN, 'serve', '--app-dir', files.app, '--port', String(port), '--host', '127.0.0.1'],
+              `http://127.0.0.1:${port}/1k.txt`,
+            )
+          : timeExit([process.execPath, BIN, ...cell.args]);
+      const peer = () =>
+        cell.serve
+          ? timeFirst200(
+              [process.execPath, path.join(here, 'servers/express-startup.mjs'), files.layoutFile, String(port)],
+              `http://127.0.0.1:${port}/1k.txt`,
+            )
+          : timeExit([process.execPath, '-e', '0']);
+      let a;
+      let b;
+      if (i % 2 === 0) {
+        a = await mine();
+        b = await peer();
+      } else {
+        b = await peer();
+        a = await mine();
+      }
+      ours.push(a);
+      theirs.push(b);
+      ratios.push(a / b);
+      console.log(`  ${cell.label.padEnd(28)} ack ${fmt(a)} ms, ${cell.peer} ${fmt(b)} ms (${fmt(a / b, 2)}x)`);
+    }
+    rows.push({ cell, ack: median(ours), peer: median(theirs), ratio: median(ratios) });
+  }
+  const table = [
+    '| measure | ack (ms) | peer | peer (ms) | ack/peer | goal |',
+    '|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.cell.label} | ${fmt(r.ack)} | ${r.cell.peer} | ${fmt(r.peer)} | ${fmt(r.ratio, 2)}x | ≤ ${r.cell.goal}x: ${r.ratio <= r.cell.goal ? 'met' : '**not met**'} |`,
+    ),
+  ].join('\n');
+  console.log(`\n${table}\n`);
+  if (!only && !process.env.BENCH_NO_DOCS) {
+    writeSuiteSection(docFile(repo), id, section(table));
+    console.log('bench startup: wrote its section of docs/benchmarks.md');
+  }
+}
+
+function section(table) {
+  return `## Start-up
+
+Generated by \`BENCH_ONLY=startup pnpm bench\` (\`bench/suites/startup.mjs\`) on ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}, Node ${process.version}; ${RUNS} pairs per measure (\`BENCH_STARTUP_RUNS\`).
+
+- **\`ack serve\`**: the built CLI over the static suite's home (the example's settings: security
+  headers, CORS, sessions in memory, console logging off), from spawn to the first 200 of
+  \`/1k.txt\` (polled about every millisecond); beside a bare Express 5 \`express.static\` server
+  (\`bench/servers/express-startup.mjs\`) timed the same way. Both pinned to CPU 0.
+- **The commands**: \`ack --version\` and \`ack sync upload --help\`, from spawn to exit, beside
+  \`node -e 0\` (what any Node program pays before its first line).
+- **Pairs**: ours and the peer's one after the other (alternating which goes first); the ratio is
+  the median of the pair ratios, the times are medians. Goals: serve ≤ 1.5x Express, each command
+  ≤ 3x \`node -e 0\`.
+
+${table}
+
+What \`ack serve\` spends its start-up on, and what loads only when used: see "Start-up profile" below.`;
+}

@@ -25,7 +25,7 @@ import { createEdge } from './pipeline/edge/index.js';
 import { createFailureThrottle } from './pipeline/edge/failure-throttle.js';
 import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
-import { runHandlers } from './pipeline/run-handlers.js';
+import { runHandlers, type PhaseHandler } from './pipeline/run-handlers.js';
 import { createErrorResponder, sendNotFound } from './pipeline/errors.js';
 import { createSessionState, type SessionState } from './session/create-session.js';
 import { createRevocationList, createSignInPhase, createSignInService } from './sign-in/index.js';
@@ -35,6 +35,7 @@ import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecyc
 import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES } from './pipeline/http2-adapter.js';
 import { createHttp1Express, createHttp2Express } from './pipeline/express-apps.js';
+import { createHttp2StreamLane } from './pipeline/http2-stream-lane.js';
 import { sendProblem } from './http/problem.js';
 import { UploadFlow } from './fs/upload-flow.js';
 import { createBodyReaders } from './http/read-body.js';
@@ -284,7 +285,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
 
   // The raw phases as one list per Express application, run by one runner (docs/pipeline.md):
   // edge, public, then static for a GET or HEAD outside every route mount; the rest goes to Express.
-  const rawPhases = (expressApp: Express): RawHandler[] => [
+  const rawPhases = (expressApp: Express): PhaseHandler<AckRequest, http.ServerResponse>[] => [
     ...edge.handlers,
     ...publicHandlers,
     (req, res, next) => {
@@ -303,9 +304,13 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   const http1Phases = rawPhases(http1App);
   const http2Phases = rawPhases(http2App);
 
-  const onRequest = (req: AckRequest, res: http.ServerResponse, phases: readonly RawHandler[]) => {
+  const onRequest = (
+    req: AckRequest,
+    res: http.ServerResponse,
+    phases: readonly PhaseHandler<AckRequest, http.ServerResponse>[],
+  ) => {
     try {
-      edge.begin(req, res);
+      edge.begin(req);
     } catch (err) {
       return respondError(err, req, res);
     }
@@ -327,6 +332,16 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       paths,
       {
         http1: (req, res) => onRequest(req as AckRequest, res, http1Phases),
+        // HTTP/2 GET/HEAD outside the route mounts: the raw phases on the stream API, no Express.
+        http2Stream:
+          staticHandlers.length > 0
+            ? createHttp2StreamLane({
+                edge,
+                phases: [...edge.handlers, ...publicHandlers, ...staticHandlers],
+                underRoute,
+                respondError,
+              })
+            : undefined,
         http2: (request, response) => {
           const { req, res } = adaptHttp2(http2App, request, response);
           // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).

@@ -18,6 +18,8 @@ export type {
   ModuleUpgrade,
   Next,
   RawHandler,
+  RawRequest,
+  RawResponse,
   RequestContext,
   UpgradeRequest,
   WebSocket,

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { EventEmitter } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Request, RequestHandler, Response } from 'express';
-import type { AckRequest, ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
+import type { ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { Edge } from '../pipeline/edge/index.js';
@@ -133,7 +133,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     const req = request as UpgradeRequest;
     socket.on('error', () => socket.destroy());
     try {
-      edge.begin(req as AckRequest, new http.ServerResponse(req));
+      edge.begin(req);
     } catch {
       return refuse(socket, { status: 400, code: 'request.bad_url', detail: 'The request URL cannot be read.' });
     }

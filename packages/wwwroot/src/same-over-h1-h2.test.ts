@@ -3,8 +3,10 @@ import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  fuzzOptions,
   https1Client,
   makeTestCertificate,
   nodeHttp2Client,
@@ -231,4 +233,57 @@ describe('static answers over HTTP/1.1 and HTTP/2', () => {
       await h2.close();
     }
   }, 60_000);
+
+  it('are the same for any path and validators a client sends (fuzz)', async () => {
+    const running = await startHost();
+    const h2 = nodeHttp2Client(running.host.tlsUrl);
+    const h1 = https1Client(running.host.tlsUrl);
+    try {
+      const segment = fc.oneof(
+        fc.constantFrom('1k.txt', '1K.TXT', 'Mixed', 'mixed', 'CaseFile.txt', 'docs', 'shared', 'theme.css'),
+        fc.constantFrom(
+          '',
+          '.',
+          '..',
+          '%2e%2e',
+          '%2f',
+          '%zz',
+          '%00',
+          'app.js',
+          'empty.txt',
+          'shared-files',
+          'manifest',
+        ),
+        fc.stringMatching(/^[a-zA-Z0-9._~%-]{0,12}$/),
+      );
+      const request = fc.record({
+        // Only paths Node's HTTP/1.1 client sends as they are (it resolves `%2e%2e` and the like as a
+        // URL); the HTTP/2 client sends every path as given.
+        path: fc
+          .array(segment, { minLength: 1, maxLength: 4 })
+          .map((parts) => '/' + parts.join('/'))
+          .filter((p) => URL.canParse('https://h' + p) && new URL('https://h' + p).pathname === p),
+        method: fc.constantFrom('GET', 'HEAD'),
+        headers: fc.record(
+          {
+            'if-none-match': fc.constantFrom('*', '"x"', 'W/"x", "y"'),
+            'if-modified-since': fc.constantFrom('Thu, 01 Jan 2099 00:00:00 GMT', 'garbage'),
+            range: fc.constantFrom('bytes=0-0', 'bytes=-1', 'bytes=5-2', 'items=0-1', 'bytes=0-1,4-5'),
+            'accept-encoding': fc.constantFrom('br', 'gzip;q=0.5, br;q=0', '*', 'identity'),
+          },
+          { requiredKeys: [] },
+        ),
+      });
+      await fc.assert(
+        fc.asyncProperty(request, async (r) => {
+          const one = await h1(r);
+          const two = await h2.send(r);
+          expect(comparable(two)).toEqual(comparable(one));
+        }),
+        fuzzOptions(60),
+      );
+    } finally {
+      await h2.close();
+    }
+  }, 120_000);
 });

@@ -25,7 +25,8 @@ export default {
     'packages/wwwroot/src/shared-files/catalog.ts:52-72',
     // Conditional GET and Range.
     'packages/wwwroot/src/serving/conditional.ts',
-    'packages/wwwroot/src/serving/send-file.ts',
+    'packages/wwwroot/src/serving/send.ts',
+    'packages/wwwroot/src/serving/ranges.ts',
     // Redaction of secrets in settings dumps and log lines.
     'packages/host/src/settings/redact.ts',
   ],

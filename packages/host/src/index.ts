@@ -16,6 +16,8 @@ export type {
   ModuleUpgrade,
   Next,
   RawHandler,
+  RawRequest,
+  RawResponse,
   RequestContext,
   UpgradeRequest,
   WebSocket,

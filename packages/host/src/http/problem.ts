@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { RawResponse } from '../modules/contract.js';
 import { hostProblems } from './problem-codes.js';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 
@@ -70,7 +70,7 @@ export function isWellFormedProblem(problem: Problem): boolean {
 }
 
 /** Writes a problem response on a raw or Express response. Never throws; a malformed problem is a 500. */
-export function sendProblem(res: ServerResponse, problem: Problem, method = 'GET'): void {
+export function sendProblem(res: RawResponse, problem: Problem, method = 'GET'): void {
   if (res.headersSent) {
     res.destroy();
     return;

@@ -17,10 +17,16 @@ import { planDevCertEndpoint, planKestrelEndpoints, type EndpointPlan, type Prot
 import { loadCertificate, watchCertificate, type LoadedCertificate } from './certificates.js';
 import { createDevCertificate, devCertificateFiles, hasDevCertificate } from './dev-cert.js';
 import type { ConnectionGuard } from './connection-guard.js';
+import type { Http2StreamEntry } from '../pipeline/http2-stream-lane.js';
 
-/** The host's two entries into its one pipeline: HTTP/1.1 objects, and HTTP/2 compatibility objects. */
+/**
+ * The host's entries into its one pipeline: HTTP/1.1 objects, HTTP/2 streams the raw phases answer
+ * on the stream API, and HTTP/2 compatibility objects for the rest.
+ */
 export interface RequestHandlers {
   http1(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** Takes an HTTP/2 stream (true) or leaves it to `http2` (false): pipeline/http2-stream-lane.ts. */
+  http2Stream?: Http2StreamEntry;
   http2(req: http2.Http2ServerRequest, res: AckHttp2Response): void;
   /** A request Node's HTTP/1.1 parser refused (`clientError`); unset leaves Node's own answer. */
   clientError?(err: Error, socket: Duplex): void;
@@ -88,6 +94,7 @@ export class Listeners {
     const limits = settings.Kestrel.Limits;
     this.handlers = {
       http1: guard.http1(handlers.http1),
+      http2Stream: handlers.http2Stream,
       http2: guard.http2(handlers.http2),
       clientError: handlers.clientError,
     };
@@ -243,6 +250,7 @@ export class Listeners {
         : undefined;
     const server = this.limit(secure ?? http2.createServer(http2Options, dispatch), 'close');
     this.guard.attachHttp2(server);
+    if (this.handlers.http2Stream) takeStreams(server, this.handlers.http2Stream);
     // HTTP/1.1 on the same TLS port runs Node's HTTP/1 server code, which reads these from the server.
     Object.assign(server, {
       keepAliveTimeout: this.http1Options.keepAliveTimeout,
@@ -421,4 +429,21 @@ async function closeHttp1(server: http.Server, graceMs: number): Promise<void> {
   await stopped;
   clearTimeout(timer);
   clearInterval(sweep);
+}
+
+/**
+ * Node's compatibility layer is a `stream` listener the server adds with its first `request`
+ * listener; it builds an `Http2ServerRequest` and `Http2ServerResponse` for every stream. Here it
+ * hears only the streams the stream lane leaves (docs/protocols.md "The stream lane").
+ */
+function takeStreams(server: http2.Http2Server | http2.Http2SecureServer, entry: Http2StreamEntry): void {
+  const compatibility = server.rawListeners('stream');
+  server.removeAllListeners('stream');
+  server.on(
+    'stream',
+    (stream: http2.ServerHttp2Stream, headers: http.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
+      if (entry(stream, headers, rawHeaders)) return;
+      for (const listener of compatibility) Reflect.apply(listener, server, [stream, headers, flags, rawHeaders]);
+    },
+  );
 }

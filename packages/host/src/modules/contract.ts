@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { RequestHandler, Router } from 'express';
 import type { Store as SessionStore } from 'express-session';
 import type { WebSocket } from 'ws';
@@ -64,11 +64,50 @@ declare global {
 export type Next = (err?: unknown) => void;
 
 /**
- * A handler on Node's own request and response (no Express): used by the phases that must stay
- * lean (public and static), which are the bulk of a screen host's traffic. Call `next()` to pass
- * the request on, `next(err)` to answer with the host's error handler.
+ * The request as the raw phases (edge, public, static) see it, whatever the protocol: Node's
+ * HTTP/1.1 `IncomingMessage` (an `AckRequest`) is one, and so is an HTTP/2 stream answered on the
+ * stream API (docs/pipeline.md "One exchange, two protocols"). Only what the raw phases read.
  */
-export type RawHandler = (req: AckRequest, res: ServerResponse, next: Next) => void | Promise<void>;
+export interface RawRequest {
+  readonly method?: string;
+  url?: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly rawHeaders: string[];
+  readonly httpVersion: string;
+  readonly socket: { readonly remoteAddress?: string; readonly encrypted?: boolean };
+  ack: RequestContext;
+}
+
+/**
+ * The response the raw phases write, whatever the protocol: Node's `ServerResponse` (HTTP/1.1, and
+ * HTTP/2's compatibility response) is one, and so is the HTTP/2 stream response of
+ * `pipeline/http2-stream.ts`. Headers are set, then written once with the status; the body follows
+ * with `write` (respecting back-pressure: `drain`) and `end`.
+ */
+export interface RawResponse {
+  statusCode: number;
+  readonly headersSent: boolean;
+  readonly writableEnded: boolean;
+  readonly destroyed: boolean;
+  getHeader(name: string): number | string | string[] | undefined;
+  getHeaderNames(): string[];
+  setHeader(name: string, value: number | string | readonly string[]): unknown;
+  removeHeader(name: string): void;
+  writeHead(statusCode: number, headers?: OutgoingHttpHeaders | string[]): unknown;
+  write(chunk: Uint8Array | string, callback?: (error?: Error | null) => void): boolean;
+  end(chunk?: Uint8Array | string): unknown;
+  destroy(error?: Error): unknown;
+  once(event: 'finish' | 'close' | 'drain', listener: () => void): unknown;
+  off(event: 'finish' | 'close' | 'drain', listener: () => void): unknown;
+}
+
+/**
+ * A handler on the raw request and response (no Express): used by the phases that must stay
+ * lean (public and static), which are the bulk of a screen host's traffic. The same handler
+ * answers HTTP/1.1 and HTTP/2 (docs/pipeline.md). Call `next()` to pass the request on, `next(err)`
+ * to answer with the host's error handler.
+ */
+export type RawHandler = (req: RawRequest, res: RawResponse, next: Next) => void | Promise<void>;
 
 /** A change reported to a module whose contract file was written or removed. */
 export interface ContractChange {

@@ -1,5 +1,4 @@
-import type { ServerResponse } from 'node:http';
-import type { AckRequest } from '../modules/contract.js';
+import type { RawRequest, RawResponse } from '../modules/contract.js';
 import type { Logger } from '../logging/logger.js';
 import { PreparedHead } from '../http/response-head/prepared-head.js';
 import { writePreparedHead } from '../http/response-head/response.js';
@@ -8,7 +7,7 @@ import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
-export function isApiRequest(req: AckRequest): boolean {
+export function isApiRequest(req: RawRequest): boolean {
   const p = req.ack.path.folded;
   if (p.includes('/api/') || p.endsWith('/api')) return true;
   const accept = req.headers.accept ?? '';
@@ -26,7 +25,7 @@ const NOT_FOUND_HEAD = new PreparedHead([
 ]);
 
 /** Phase 6: nothing answered. APIs get a problem body; screens a plain 404 page. */
-export function sendNotFound(req: AckRequest, res: ServerResponse): void {
+export function sendNotFound(req: RawRequest, res: RawResponse): void {
   if (isApiRequest(req)) {
     return sendProblem(
       res,
@@ -50,7 +49,7 @@ export interface ErrorResponderOptions {
  * message shows only in development, and never a stack trace.
  */
 export function createErrorResponder(options: ErrorResponderOptions) {
-  return (err: unknown, req: AckRequest, res: ServerResponse): void => {
+  return (err: unknown, req: RawRequest, res: RawResponse): void => {
     if (err instanceof ProblemError) {
       if (!isWellFormedProblem(err.problem))
         options.logger.error(

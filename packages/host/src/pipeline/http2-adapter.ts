@@ -46,6 +46,16 @@ export function isConnectionSpecific(name: string): boolean {
   return CONNECTION_SPECIFIC.has(name.toLowerCase());
 }
 
+/**
+ * Ends a stream whose answer is unfinished (a file that shrank while it was sent, a failure after
+ * the head went out) with `RST_STREAM` INTERNAL_ERROR. A bare `stream.destroy()` resets it with
+ * NO_ERROR, which Node's client (and others) take as a complete answer, however short its body.
+ */
+export function resetUnfinished(stream: http2.ServerHttp2Stream, error?: Error): void {
+  if (error !== undefined) stream.destroy(error);
+  else if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+}
+
 /** The HTTP/2 response with the HTTP/1 behaviour middleware relies on. */
 export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.Http2ServerRequest>
   extends http2.Http2ServerResponse<Request>
@@ -71,6 +81,12 @@ export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.H
     for (const [name, value] of headerEntries(given)) if (!isConnectionSpecific(name)) kept[name] = value;
     // HTTP/2 has no reason phrase; the status code is the whole status line.
     return super.writeHead(statusCode, kept);
+  }
+
+  /** A response destroyed midway resets its stream as unfinished (see `resetUnfinished`). */
+  override destroy(error?: Error): this {
+    resetUnfinished(this.stream, error);
+    return this;
   }
 
   /** `ServerResponse._implicitHeader`: writes the head now (express-session calls it). */

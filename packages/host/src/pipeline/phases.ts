@@ -1,20 +1,28 @@
 import type http from 'node:http';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import compression from 'compression';
-import type { AckRequest, ModuleRoutes, ModuleUpgrade, RawHandler } from '../modules/contract.js';
+import type {
+  AckRequest,
+  ModuleRoutes,
+  ModuleUpgrade,
+  RawHandler,
+  RawRequest,
+  RawResponse,
+} from '../modules/contract.js';
 import type { LoadedModule } from '../modules/load-modules.js';
 import type { RequestHandlers } from '../lifecycle/listeners.js';
 import { sendProblem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { upgradeRequiredRoutes } from '../websocket/index.js';
 import type { Edge } from './edge/index.js';
-import { runHandlers } from './run-handlers.js';
+import { runHandlers, type PhaseHandler } from './run-handlers.js';
 import { sendNotFound } from './errors.js';
 import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES } from './http2-adapter.js';
 import { createHttp1Express, createHttp2Express, handToExpress } from './express-adapter.js';
+import { createHttp2StreamLane } from './http2-stream-lane.js';
 
 /** Answers an error with the host's one error responder (pipeline/errors.ts). */
-export type RespondError = (err: unknown, req: AckRequest, res: http.ServerResponse) => void;
+export type RespondError = (err: unknown, req: RawRequest, res: RawResponse) => void;
 
 /**
  * The pipeline as data (docs/pipeline.md), in the order a request walks it: edge, public, then
@@ -60,18 +68,23 @@ export function collectRaw(modules: readonly LoadedModule[], phase: 'public' | '
  * traffic; no route prefix is ever served by a static handler, so the outcome is the one the phase
  * order defines.
  */
-export function createPipeline(phases: Phases): Pick<RequestHandlers, 'http1' | 'http2'> {
+export function createPipeline(phases: Phases): Pick<RequestHandlers, 'http1' | 'http2' | 'http2Stream'> {
   const { edge, respondError } = phases;
+  const underRoute = routeMatcher(phases.routes);
   // One Express application per protocol over the same middleware and routers: HTTP/2 requests
   // need Express's methods on the HTTP/2 classes (pipeline/http2-adapter.ts, docs/protocols.md).
   const http1App = mountRoutes(createHttp1Express(), phases);
   const http2App = mountRoutes(createHttp2Express(), phases);
-  const http1Phases = rawPhases(http1App, phases);
-  const http2Phases = rawPhases(http2App, phases);
+  const http1Phases = rawPhases(http1App, phases, underRoute);
+  const http2Phases = rawPhases(http2App, phases, underRoute);
 
-  const onRequest = (req: AckRequest, res: http.ServerResponse, list: readonly RawHandler[]) => {
+  const onRequest = (
+    req: AckRequest,
+    res: http.ServerResponse,
+    list: readonly PhaseHandler<AckRequest, http.ServerResponse>[],
+  ) => {
     try {
-      edge.begin(req, res);
+      edge.begin(req);
     } catch (err) {
       return respondError(err, req, res);
     }
@@ -80,6 +93,16 @@ export function createPipeline(phases: Phases): Pick<RequestHandlers, 'http1' | 
 
   return {
     http1: (req, res) => onRequest(req as AckRequest, res, http1Phases),
+    // HTTP/2 GET/HEAD outside the route mounts: the raw phases on the stream API, no Express.
+    http2Stream:
+      phases.static.length > 0
+        ? createHttp2StreamLane({
+            edge,
+            phases: [...edge.handlers, ...phases.public, ...phases.static],
+            underRoute,
+            respondError,
+          })
+        : undefined,
     http2: (request, response) => {
       const { req, res } = adaptHttp2(http2App, request, response);
       // HTTP/1.1 gets this 431 from Node's parser; HTTP/2 from here (pipeline/http2-adapter.ts).
@@ -122,9 +145,11 @@ function mountRoutes(expressApp: Express, phases: Phases): Express {
  * The raw phases as one list per Express application, run by one runner (docs/pipeline.md):
  * edge, public, then static for a GET or HEAD outside every route mount; the rest goes to Express.
  */
-function rawPhases(expressApp: Express, phases: Phases): RawHandler[] {
-  const routePrefixes = phases.routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
-  const underRoute = (p: string) => routePrefixes.some((prefix) => p === prefix || p.startsWith(prefix + '/'));
+function rawPhases(
+  expressApp: Express,
+  phases: Phases,
+  underRoute: (folded: string) => boolean,
+): PhaseHandler<AckRequest, http.ServerResponse>[] {
   const hasStatic = phases.static.length > 0;
   return [
     ...phases.edge.handlers,
@@ -138,4 +163,10 @@ function rawPhases(expressApp: Express, phases: Phases): RawHandler[] {
     },
     ...phases.static,
   ];
+}
+
+/** Whether a decoded, folded path is under a route mount: Express answers it, never a static handler. */
+function routeMatcher(routes: readonly ModuleRoutes[]): (folded: string) => boolean {
+  const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
+  return (p) => routePrefixes.some((prefix) => p === prefix || p.startsWith(prefix + '/'));
 }

@@ -1,5 +1,7 @@
-import type { ServerResponse } from 'node:http';
-import type { AckRequest, Next, RawHandler } from '../modules/contract.js';
+import type { Next, RawRequest, RawResponse } from '../modules/contract.js';
+
+/** A raw phase over the request and response types of one entry (a `RawHandler` fits every entry). */
+export type PhaseHandler<Req, Res> = (req: Req, res: Res, next: Next) => void | Promise<void>;
 
 /**
  * Runs raw handlers in order: each either answers or calls `next()`. `done(req, res)` runs when
@@ -7,12 +9,12 @@ import type { AckRequest, Next, RawHandler } from '../modules/contract.js';
  * handler that ends the response and still calls next is stopped here, so a response is never
  * written twice. Both are made once at start: a request costs one `next` closure.
  */
-export function runHandlers(
-  handlers: readonly RawHandler[],
-  req: AckRequest,
-  res: ServerResponse,
-  done: (req: AckRequest, res: ServerResponse) => void,
-  fail: (err: unknown, req: AckRequest, res: ServerResponse) => void,
+export function runHandlers<Req extends RawRequest, Res extends RawResponse>(
+  handlers: readonly PhaseHandler<Req, Res>[],
+  req: Req,
+  res: Res,
+  done: (req: Req, res: Res) => void,
+  fail: (err: unknown, req: Req, res: Res) => void,
 ): void {
   let index = 0;
   const next: Next = (err?: unknown) => {

@@ -73,14 +73,18 @@ function reply(
 
 /**
  * Node's http2 client over one connection (as a browser keeps one). A body is written as a stream
- * without `Content-Length`, as HTTP/2 allows (unless the caller sets one).
+ * without `Content-Length`, as HTTP/2 allows (unless the caller sets one). `options` go to
+ * `http2.connect` (e.g. a small `settings.initialWindowSize` for a slow reader).
  */
-export function nodeHttp2Client(baseUrl: string): {
+export function nodeHttp2Client(
+  baseUrl: string,
+  options: http2.SecureClientSessionOptions = {},
+): {
   send: Client;
   session: http2.ClientHttp2Session;
   close(): Promise<void>;
 } {
-  const session = http2.connect(baseUrl, { rejectUnauthorized: false });
+  const session = http2.connect(baseUrl, { rejectUnauthorized: false, ...options });
   session.on('error', () => {});
   const send: Client = (request) =>
     new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@ import type { EventEmitter } from 'node:events';
 import type * as Ws from 'ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { RequestHandler } from 'express';
-import type { AckRequest, ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
+import type { ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { Edge } from '../pipeline/edge/index.js';
@@ -138,7 +138,7 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
     const req = request as UpgradeRequest;
     socket.on('error', () => socket.destroy());
     try {
-      edge.begin(req as AckRequest, new http.ServerResponse(req));
+      edge.begin(req);
     } catch {
       return refuse(socket, {
         status: 400,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import express, { type Request, type Response, type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
-import { fixedBody, sendBuffer } from '../serving/send-buffer.js';
+import { fixedBody, send } from '../serving/index.js';
 import {
   checkContact,
   createContactStore,
@@ -42,7 +42,7 @@ export function createHtmxRouter(runtime: WwwrootRuntime): Router {
     const asset = fixedBody(body, contentType, 'public, max-age=3600', {
       compress: runtime.settings.serving.compressFiles,
     });
-    return (req: Request, res: Response) => sendBuffer(req, res, asset);
+    return (req: Request, res: Response) => send(req, res, asset);
   };
   router.get(
     '/htmx.min.js',

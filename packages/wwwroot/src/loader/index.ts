@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import express, { type Router } from 'express';
 import type { WwwrootRuntime } from '../runtime.js';
-import { fixedBody, sendBuffer, type FixedBody } from '../serving/send-buffer.js';
+import { fixedBody, send, type Resource } from '../serving/index.js';
 
 /** Where every home finds the browser loader, with no copy in its static root (docs/loader.md). */
 export const LOADER_MOUNT = '/wwwroot/api/loader';
@@ -27,12 +27,12 @@ export function createLoaderRouter(runtime: WwwrootRuntime): Router {
   if (file) {
     const script = file;
     // Read when first asked for, then kept, as htmx is.
-    let asset: FixedBody | undefined;
+    let asset: Resource | undefined;
     router.get('/ack.loader.js', (req, res) => {
       asset ??= fixedBody(fs.readFileSync(script), 'text/javascript; charset=utf-8', 'no-cache', {
         compress: runtime.settings.serving.compressFiles,
       });
-      sendBuffer(req, res, asset);
+      send(req, res, asset);
     });
   }
   return router;

@@ -11,6 +11,8 @@ import type { HeaderPairs } from '@ack/host';
  */
 /** What the cache needs of a file (the file store's facts are one): the file as sent, its type and cache policy. */
 export interface CompressionSource extends Representation {
+  readonly absolute: string;
+  readonly mtimeMs: number;
   readonly contentType: string;
   readonly policy: HeaderPairs;
 }

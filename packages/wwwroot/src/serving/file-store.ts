@@ -6,7 +6,7 @@ import { cacheHeaders } from './cache-policy.js';
 import { isRacy } from './dir-index.js';
 import type { Freshness, Stamp } from './freshness.js';
 import { ENCODINGS, chooseEncoding, isCompressible, type Encoding } from './encoding.js';
-import { makeRepresentation, readWhole, type Representation } from './representation.js';
+import { makeRepresentation, readWhole, type Representation, type Resource } from './representation.js';
 import type { CompressionCache } from './compression-cache.js';
 import { isInsideReal, realPathOf } from './containment.js';
 
@@ -17,7 +17,9 @@ import { isInsideReal, realPathOf } from './containment.js';
  * else by `fs.statSync`: a file (or sidecar) whose inode, size, mtime or ctime moved is read again,
  * so a changed file is served new on the next request.
  */
-export interface FileFacts extends Representation {
+export interface FileFacts extends Resource {
+  readonly absolute: string;
+  readonly mtimeMs: number;
   readonly ino: number;
   readonly ctimeMs: number;
   /** Read within the racy window of its last change: read again on next use. */
@@ -27,8 +29,6 @@ export interface FileFacts extends Representation {
   readonly policy: HeaderPairs;
   /** What was on disk beside it as `<name>.br` / `<name>.gz` when read (for the stat fallback). */
   readonly sidecarIds: string;
-  /** The representation for a request's `Accept-Encoding`; absent when there is only the file. */
-  readonly negotiate: ((acceptEncoding: string) => Representation) | undefined;
   /** State of the watched folders when the facts were last confirmed (none: validate by stat). */
   stamp: Stamp | undefined;
 }
@@ -181,6 +181,8 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     const offered = [...new Set([...sidecars.keys(), ...(compression && compressible ? ENCODINGS : [])])];
     const facts: FileFacts = {
       ...identity,
+      absolute,
+      mtimeMs: st.mtimeMs,
       ino: st.ino,
       ctimeMs: st.ctimeMs,
       racy: isRacy(st),

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +31,8 @@ beforeAll(async () => {
       ...Object.fromEntries(big.map((b, i) => [`${ROOT}/big/${i}.bin`, b])),
       [`${ROOT}/big/shrinking.bin`]: randomBytes(4 * MiB),
       [`${ROOT}/big/abandoned.bin`]: randomBytes(4 * MiB),
+      [`${ROOT}/big/shrinking-h2.bin`]: randomBytes(4 * MiB),
+      [`${ROOT}/big/abandoned-h2.bin`]: randomBytes(4 * MiB),
     },
   });
   root = path.join(t.home.home, ROOT);
@@ -139,5 +142,55 @@ describe('a large file', () => {
     // And the host goes on serving it.
     const again = await download('/big/abandoned.bin');
     expect(again.body.length).toBe(4 * MiB);
+  });
+
+  it('resets an HTTP/2 stream whose file shrinks while it is sent, rather than end it short', async () => {
+    const file = path.join(root, 'big/shrinking-h2.bin');
+    // A small window holds the transfer at the start until the file has shrunk.
+    const client = nodeHttp2Client(t.host.tlsUrl!, { settings: { initialWindowSize: 16 * 1024 } });
+    try {
+      const outcome = await new Promise<string>((resolve) => {
+        const stream = client.session.request({ ':path': '/big/shrinking-h2.bin' });
+        let received = 0;
+        stream.pause();
+        stream.once('response', () => {
+          fs.truncateSync(file, MiB);
+          setTimeout(() => stream.resume(), 100);
+        });
+        stream.on('data', (c: Buffer) => (received += c.length));
+        stream.once('end', () => resolve(received === 4 * MiB ? 'whole' : `ended after ${received} bytes`));
+        stream.once('error', () => resolve('cut'));
+        stream.once('close', () => resolve(stream.rstCode !== 0 ? 'cut' : `closed after ${received} bytes`));
+      });
+      expect(outcome).toBe('cut');
+      // The connection and its other streams go on.
+      expect((await client.send({ path: '/big/0.bin' })).body.equals(big[0]!)).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('is closed on the server once HTTP/2 streams are reset mid-download', async () => {
+    const file = path.join(root, 'big/abandoned-h2.bin');
+    const client = nodeHttp2Client(t.host.tlsUrl!, { settings: { initialWindowSize: 16 * 1024 } });
+    try {
+      const streams = await Promise.all(
+        Array.from(
+          { length: 4 },
+          () =>
+            new Promise<ReturnType<typeof client.session.request>>((resolve) => {
+              const stream = client.session.request({ ':path': '/big/abandoned-h2.bin' });
+              stream.once('data', () => resolve(stream));
+            }),
+        ),
+      );
+      expect(openDescriptors(file)).toBeGreaterThan(0);
+      for (const stream of streams) stream.close(http2.constants.NGHTTP2_CANCEL);
+      await waitFor(() => openDescriptors(file) === 0);
+      const again = await client.send({ path: '/big/abandoned-h2.bin' });
+      expect(again.body.length).toBe(4 * MiB);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { ServerResponse } from 'node:http';
+import type { RawResponse } from '@ack/host';
 
 /**
  * Sends bytes `start`..`end` of a file that is not kept in memory, reading into a small pool of
@@ -14,7 +14,7 @@ import type { ServerResponse } from 'node:http';
  * The file may shrink between `stat` and read: a response is never ended shorter than its
  * `Content-Length` (the client would wait for bytes that never come); the connection is cut instead.
  */
-export function streamFileRange(res: ServerResponse, absolute: string, start: number, end: number): void {
+export function streamFileRange(res: RawResponse, absolute: string, start: number, end: number): void {
   fs.open(absolute, 'r', (openError, fd) => {
     if (openError) return void res.destroy();
     let position = start;

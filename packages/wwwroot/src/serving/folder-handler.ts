@@ -1,9 +1,8 @@
-import type { AckRequest, Next, RawHandler } from '@ack/host';
+import type { RawHandler } from '@ack/host';
 import { sendProblem } from '@ack/host';
 import { wwwrootProblems } from '../problem-codes.js';
-import type { ServerResponse } from 'node:http';
 import { checkUrlPath, encodeUrlPath } from './url-path.js';
-import { sendFile } from './send-file.js';
+import { send } from './send.js';
 import type { Resolution, ServedFolder } from './served-folder.js';
 
 /** A served folder and the URL prefix it answers under (segments, lower case; empty for `/`). */
@@ -30,12 +29,12 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
     for (const [url, r] of remembered) if (r.absolute === absolute) remembered.delete(url);
   };
 
-  const handler: RawHandler = (req: AckRequest, res: ServerResponse, next: Next) => {
+  const handler: RawHandler = (req, res, next) => {
     const rawPath = req.ack.rawPath;
     const known = remembered.get(rawPath);
     if (known) {
       const facts = known.folder.revalidate(known);
-      if (facts) return sendFile(req, res, facts);
+      if (facts) return send(req, res, facts);
       remembered.delete(rawPath);
     }
 
@@ -76,7 +75,7 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
       if (remembered.size >= maxRemembered) remembered.delete(remembered.keys().next().value!);
       remembered.set(rawPath, { ...result.resolution, folder: mount.folder });
     }
-    sendFile(req, res, result.facts);
+    send(req, res, result.facts);
   };
   return { handler, forget, remembered: () => remembered.size };
 }

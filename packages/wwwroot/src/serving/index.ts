@@ -5,9 +5,10 @@ import { createFileStore, type FileStore } from './file-store.js';
 import { createFreshness, type Freshness } from './freshness.js';
 import { createCompressionCache } from './compression-cache.js';
 
-export { sendFile } from './send-file.js';
+export { send } from './send.js';
 export { notModified } from './conditional.js';
-export { fixedBody, sendBuffer, type FixedBody } from './send-buffer.js';
+export { fixedBody } from './fixed-body.js';
+export type { Representation, Resource } from './representation.js';
 export type { FileFacts, FileStore } from './file-store.js';
 export { contentTypeOf } from './file-store.js';
 export { isLoaderFile, cacheHeaders } from './cache-policy.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
 import { notModified } from './conditional.js';
 import { etagFor } from './representation.js';
-import { ifRangeHolds, rangeAnswer } from './send-file.js';
+import { ifRangeHolds, rangeAnswer } from './ranges.js';
 
 // Property-based tests of the pure request-header rules of file serving (docs/static-files.md
 // "Responses"): the `Range` answer, conditional GET and `If-Range`. Seeded and replayable

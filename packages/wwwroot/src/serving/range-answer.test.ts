@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rangeAnswer } from './send-file.js';
+import { rangeAnswer } from './ranges.js';
 
 // Range at its edges (docs/static-files.md "Responses"): one satisfiable range is a 206 of that
 // slice; several ranges, or a malformed one, are the whole file.

@@ -3,38 +3,57 @@ import { PreparedHead, type HeaderPairs } from '@ack/host';
 import type { Encoding } from './encoding.js';
 
 /**
- * One representation of a file as sent: the file itself, a precompressed sidecar, or a copy
- * compressed once in memory. Its validators and header blocks are worked out once, when it is
- * read, so a request only replays them (see docs/static-files.md).
+ * One representation as sent, the one type every answer is made from (docs/static-files.md
+ * "One send path"): a file on disk, a precompressed sidecar, a copy compressed once in memory, or
+ * bytes fixed at start (the shared-file manifest, the loader). Its validators and header blocks
+ * are worked out once, when it is made, so a request only replays them.
  */
 export interface Representation {
-  /** The file streamed when `body` is not held. */
-  readonly absolute: string;
+  /** The file streamed when `body` is not held; undefined for bytes made in memory (always held). */
+  readonly absolute: string | undefined;
   readonly size: number;
-  readonly mtimeMs: number;
+  /**
+   * Modification time of a file; undefined for bytes made in memory, which carry no
+   * `Last-Modified` and no `Accept-Ranges` and are always sent whole.
+   */
+  readonly mtimeMs: number | undefined;
   readonly etag: string;
+  /** `Last-Modified`; empty for bytes made in memory (`If-Modified-Since` then never matches). */
   readonly lastModified: string;
-  /** Content-Type, Content-Encoding, ETag, Last-Modified, Accept-Ranges, the cache policy and Vary. */
+  /** Content-Type, Content-Encoding, ETag, Last-Modified, Accept-Ranges, the cache policy, Vary and any extras. */
   readonly headers: HeaderPairs;
   /** The head of a 200 with the whole representation: `headers` and its Content-Length. */
   readonly head: PreparedHead;
-  /** The head of a 304: ETag, Last-Modified, the cache policy and Vary. */
+  /** The head of a 304: ETag, Last-Modified, the cache policy, Vary and any extras. */
   readonly notModifiedHead: PreparedHead;
   /** The whole representation, when small enough to keep in memory. */
   readonly body: Buffer | undefined;
 }
 
+/**
+ * What the sender answers from: the representation sent when the client asks for no encoding
+ * (or none is offered), and the choice of another for a request's `Accept-Encoding`.
+ */
+export interface Resource extends Representation {
+  /** The representation for a request's `Accept-Encoding`; absent when there is only this one. */
+  readonly negotiate: ((acceptEncoding: string) => Representation) | undefined;
+}
+
 export interface RepresentationInput {
-  absolute: string;
+  absolute: string | undefined;
   size: number;
-  mtimeMs: number;
+  /** A file's modification time; undefined for bytes made in memory (then `etagOf` is their validator). */
+  mtimeMs: number | undefined;
   contentType: string;
   encoding: Encoding | undefined;
-  /** The validator of the identity file a compressed copy was made from (its own ETag derives from it). */
+  /** The validator of the identity representation (a compressed copy's own ETag derives from it). */
   etagOf?: string;
+  /** The cache policy: on the 200 and the 304 alike. */
   policy: HeaderPairs;
-  /** The file has other representations: every answer carries `Vary: Accept-Encoding`. */
+  /** The resource has other representations: every answer carries `Vary: Accept-Encoding`. */
   negotiated: boolean;
+  /** Headers on the 200 and the 304 after all others (e.g. the manifest's `Ack-Live-Reload`). */
+  extra?: HeaderPairs;
   body: Buffer | undefined;
 }
 
@@ -45,14 +64,19 @@ export function etagFor(size: number, mtimeMs: number): string {
 }
 
 export function makeRepresentation(input: RepresentationInput): Representation {
-  const base = input.etagOf ?? etagFor(input.size, input.mtimeMs);
+  const base = input.etagOf ?? etagFor(input.size, input.mtimeMs ?? 0);
   // Each encoding has its own validator: a cache must never answer a gzip request with brotli bytes.
   const etag = input.encoding ? `${base.slice(0, -1)}-${input.encoding}"` : base;
-  const lastModified = new Date(Math.floor(input.mtimeMs / 1000) * 1000).toUTCString();
+  const file = input.mtimeMs !== undefined;
+  const lastModified = file ? new Date(Math.floor(input.mtimeMs! / 1000) * 1000).toUTCString() : '';
+  const validators: Array<readonly [string, string]> = [['ETag', etag]];
+  if (file) validators.push(['Last-Modified', lastModified]);
+  const after = [...input.policy, ...(input.negotiated ? VARY_ENCODING : []), ...(input.extra ?? [])];
   const headers: Array<readonly [string, string]> = [['Content-Type', input.contentType]];
   if (input.encoding) headers.push(['Content-Encoding', input.encoding]);
-  const vary = input.negotiated ? VARY_ENCODING : [];
-  headers.push(['ETag', etag], ['Last-Modified', lastModified], ['Accept-Ranges', 'bytes'], ...input.policy, ...vary);
+  headers.push(...validators);
+  if (file) headers.push(['Accept-Ranges', 'bytes']);
+  headers.push(...after);
   return {
     absolute: input.absolute,
     size: input.size,
@@ -61,7 +85,7 @@ export function makeRepresentation(input: RepresentationInput): Representation {
     lastModified,
     headers,
     head: new PreparedHead([...headers, ['Content-Length', String(input.size)]]),
-    notModifiedHead: new PreparedHead([['ETag', etag], ['Last-Modified', lastModified], ...input.policy, ...vary]),
+    notModifiedHead: new PreparedHead([...validators, ...after]),
     body: input.body,
   };
 }

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ServerResponse } from 'node:http';
-import { foldExactly, SettingsError, type AckRequest, type Next, type RawHandler } from '@ack/host';
+import { foldExactly, SettingsError, type RawHandler } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
-import { fixedBody, sendBuffer, sendFile, type FileStore } from '../serving/index.js';
+import { fixedBody, send, type FileStore } from '../serving/index.js';
 import { loadCatalog, MANIFEST_PATH, type SharedFileCatalog } from './catalog.js';
 
 export { loadCatalog, buildCatalog, MANIFEST_PATH } from './catalog.js';
@@ -77,7 +76,7 @@ export function createSharedFileHandler(
     { extraHeaders: manifestHeaders, compress: runtime.settings.serving.compressFiles },
   );
 
-  return (req: AckRequest, res: ServerResponse, next: Next) => {
+  return (req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     // Compared decoded (once, at the edge) and case-insensitively, without the query string, empty
     // segments included; a
@@ -86,11 +85,11 @@ export function createSharedFileHandler(
     if (req.ack.path.trailingSlash) return next();
     // Compared exactly, as the original does: `/s/a/b.txt` is not the item `/s/a//b.txt`.
     const key = req.ack.path.emptySegments ? foldExactly(req.ack.rawPath) : req.ack.path.folded;
-    if (key === MANIFEST_PATH) return sendBuffer(req, res, manifest);
+    if (key === MANIFEST_PATH) return send(req, res, manifest);
     const target = catalog.byPath.get(key);
     if (target === undefined) return next();
     const facts = store.lookup(target, folderOf.get(target)!);
     if (!facts) return next();
-    sendFile(req, res, facts);
+    send(req, res, facts);
   };
 }

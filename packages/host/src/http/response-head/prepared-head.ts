@@ -8,6 +8,9 @@
  */
 export type HeaderPairs = ReadonlyArray<readonly [string, string]>;
 
+/** A head as HTTP/2's stream API takes it: lower-case names, the status as `:status`. */
+export type HeaderFields = Readonly<Record<string, string | number | string[]>>;
+
 /** Joins remembered per object: a few variants are expected; past this, joins are made each time. */
 const MAX_REMEMBERED_JOINS = 16;
 
@@ -37,6 +40,8 @@ export class EdgeHeaders {
 export class PreparedHead {
   // Flat lists are handed to Node's `writeHead` as they are and never changed.
   private readonly joined = new Map<EdgeHeaders, string[]>();
+  // One status per head in practice (a 200's, a 304's): the fields of the last status asked for.
+  private readonly fields = new Map<EdgeHeaders | undefined, { status: number; fields: HeaderFields }>();
   /** The head alone, flat: for a response the edge owes nothing. */
   readonly flat: string[];
 
@@ -53,6 +58,21 @@ export class PreparedHead {
       if (this.joined.size < MAX_REMEMBERED_JOINS) this.joined.set(edge, flat);
     }
     return flat;
+  }
+
+  /** The same head as one HTTP/2 header object with `:status` (never changed once made). */
+  fieldsWith(edge: EdgeHeaders | undefined, status: number): HeaderFields {
+    const known = this.fields.get(edge);
+    if (known !== undefined && known.status === status) return known.fields;
+    const flat = this.flatWith(edge);
+    const fields: Record<string, string | number | string[]> = { ':status': status };
+    for (let i = 0; i < flat.length; i += 2) {
+      const name = flat[i]!.toLowerCase();
+      const prior = fields[name];
+      fields[name] = prior === undefined ? flat[i + 1]! : [...[prior].flat().map(String), flat[i + 1]!];
+    }
+    if (known !== undefined || this.fields.size < MAX_REMEMBERED_JOINS) this.fields.set(edge, { status, fields });
+    return fields;
   }
 }
 

@@ -1,5 +1,6 @@
-import http, { type OutgoingHttpHeader, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import { EdgeHeaders, mergeVary, type HeaderPairs, type PreparedHead } from './prepared-head.js';
+import http, { type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import type { RawResponse } from '../../modules/contract.js';
+import { EdgeHeaders, mergeVary, type HeaderFields, type HeaderPairs, type PreparedHead } from './prepared-head.js';
 
 /**
  * The edge's headers ride on the response until its head is written (docs/pipeline.md "Response
@@ -13,14 +14,28 @@ export interface OwesEdgeHeaders {
   [EDGE_HEADERS_OWED]: EdgeHeaders | undefined;
 }
 
+/**
+ * A response that takes a prepared head as one header object with its status (HTTP/2's stream
+ * API, `pipeline/http2-stream.ts`) rather than as a flat list for `writeHead`.
+ */
+export const WRITE_HEAD_FIELDS = Symbol('ack.writeHeadFields');
+
+interface WritesHeadFields {
+  [WRITE_HEAD_FIELDS](fields: HeaderFields): void;
+}
+
 /** What setting headers needs of a response (HTTP/1.1 or HTTP/2). */
 interface HeaderTarget {
-  getHeader(name: string): ReturnType<ServerResponse['getHeader']>;
+  getHeader(name: string): number | string | string[] | undefined;
   setHeader(name: string, value: string): unknown;
 }
 
-function owes(res: ServerResponse): res is ServerResponse & OwesEdgeHeaders {
+function owes(res: RawResponse): res is RawResponse & OwesEdgeHeaders {
   return EDGE_HEADERS_OWED in res;
+}
+
+function writesHeadFields(res: RawResponse): res is RawResponse & WritesHeadFields {
+  return WRITE_HEAD_FIELDS in res;
 }
 
 /** The host's HTTP/1.1 response (its listeners make every response one of these). */
@@ -46,7 +61,7 @@ export class AckServerResponse<Request extends http.IncomingMessage = http.Incom
  * An edge handler's headers for this response (`pairs`: a constant list made at start): held by
  * the host's responses until the head is written, set at once on any other.
  */
-export function oweEdgeHeaders(res: ServerResponse, pairs: HeaderPairs): void {
+export function oweEdgeHeaders(res: RawResponse, pairs: HeaderPairs): void {
   if (owes(res)) res[EDGE_HEADERS_OWED] = (res[EDGE_HEADERS_OWED] ?? EdgeHeaders.NONE).plus(pairs);
   else addHeaderPairs(res, pairs);
 }
@@ -66,11 +81,12 @@ export function addOwedHeaders(res: OwesEdgeHeaders & HeaderTarget): void {
  * Writes a prepared head with the edge's headers: one `writeHead` with the joined flat list when
  * nothing else was set on the response (the common case), else header by header.
  */
-export function writePreparedHead(res: ServerResponse, status: number, head: PreparedHead): void {
+export function writePreparedHead(res: RawResponse, status: number, head: PreparedHead): void {
   if (owes(res) && res.getHeaderNames().length === 0) {
     const edge = res[EDGE_HEADERS_OWED];
     res[EDGE_HEADERS_OWED] = undefined;
-    res.writeHead(status, head.flatWith(edge));
+    if (writesHeadFields(res)) res[WRITE_HEAD_FIELDS](head.fieldsWith(edge, status));
+    else res.writeHead(status, head.flatWith(edge));
     return;
   }
   setHeaderPairs(res, head.pairs);

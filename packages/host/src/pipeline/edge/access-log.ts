@@ -1,5 +1,4 @@
-import type { ServerResponse } from 'node:http';
-import type { AckRequest } from '../../modules/contract.js';
+import type { RawRequest, RawResponse } from '../../modules/contract.js';
 
 // The access line (docs/logging.md): Apache's "combined" format, so that log tools read it, with the
 // duration and the request id added at the end:
@@ -26,7 +25,7 @@ const quoted = (value: string | string[] | undefined) => {
  * Counts the body bytes a response writes (streamed or not, with or without Content-Length), so
  * the access line shows what was sent. Only installed when access lines are on.
  */
-export function countBodyBytes(res: ServerResponse): () => number {
+export function countBodyBytes(res: RawResponse): () => number {
   let bytes = 0;
   const size = (chunk: unknown, encoding: unknown) =>
     typeof chunk === 'string'
@@ -39,23 +38,23 @@ export function countBodyBytes(res: ServerResponse): () => number {
   // HTTP/2's `end(chunk)` writes the chunk through `this.write` (HTTP/1.1's does not): a chunk
   // counted by `end` is not counted again on its way through `write`.
   let ending = false;
-  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+  res.write = function (this: RawResponse, chunk: unknown, ...rest: unknown[]) {
     if (!ending) bytes += size(chunk, rest[0]);
     return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
-  } as ServerResponse['write'];
-  res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+  } as RawResponse['write'];
+  res.end = function (this: RawResponse, chunk?: unknown, ...rest: unknown[]) {
     if (typeof chunk !== 'function') bytes += size(chunk, rest[0]);
     ending = true;
     try {
-      return (end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+      return (end as (...a: unknown[]) => RawResponse).call(this, chunk, ...rest);
     } finally {
       ending = false;
     }
-  } as ServerResponse['end'];
+  } as RawResponse['end'];
   return () => bytes;
 }
 
-export function accessLine(req: AckRequest, res: ServerResponse, bodyBytes: number, now: Date = new Date()): string {
+export function accessLine(req: RawRequest, res: RawResponse, bodyBytes: number, now: Date = new Date()): string {
   const ms = Number(process.hrtime.bigint() - req.ack.startedAt) / 1e6;
   const bytes = req.method === 'HEAD' || bodyBytes === 0 ? '-' : String(bodyBytes);
   const user = (req as { ackUser?: { UserID?: unknown } }).ackUser?.UserID;

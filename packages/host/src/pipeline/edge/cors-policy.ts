@@ -1,6 +1,5 @@
 import cors, { type CorsOptions } from 'cors';
-import type { ServerResponse } from 'node:http';
-import type { AckRequest, RawHandler } from '../../modules/contract.js';
+import type { RawHandler } from '../../modules/contract.js';
 import { oweEdgeHeaders } from '../../http/response-head/response.js';
 
 /** Every answer depends on the request's Origin, so a shared cache must key on it. */
@@ -37,7 +36,7 @@ export function createCorsHandler(withOrigins: readonly string[], publicPolicy: 
   const common: CorsOptions = { methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'], maxAge: 86_400 };
   const credentialed = cors({ ...common, origin: true, credentials: true });
   const publicCors = cors({ ...common, origin: '*', credentials: false });
-  return (req: AckRequest, res: ServerResponse, next) => {
+  return (req, res, next) => {
     const origin = req.headers.origin;
     if (origin === undefined) {
       oweEdgeHeaders(res, VARY_ORIGIN);

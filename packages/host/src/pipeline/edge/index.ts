@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import http, { type ServerResponse } from 'node:http';
+import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { AckRequest, RawHandler } from '../../modules/contract.js';
+import type { RawHandler, RawRequest } from '../../modules/contract.js';
 import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
 import type { Logger } from '../../logging/logger.js';
@@ -23,7 +23,7 @@ import { parseRequestPath } from './request-path.js';
  */
 export interface Edge {
   /** Fills `req.ack`; must run first. */
-  begin(req: AckRequest, res: ServerResponse): void;
+  begin(req: RawRequest): void;
   handlers: RawHandler[];
   /**
    * Whether a peer address is a trusted proxy: Express's `trust proxy`, so that `req.secure` and
@@ -34,7 +34,7 @@ export interface Edge {
    * The `Host` rules (two `Host` headers, `AllowedHosts`): the problem to answer, or undefined.
    * Run by the edge handlers; WebSocket upgrades, which skip them, run it themselves.
    */
-  refuseHost(req: AckRequest): Problem | undefined;
+  refuseHost(req: RawRequest): Problem | undefined;
   /**
    * For a server's `clientError`: a request Node's HTTP/1.1 parser refused (or whose head timed
    * out) gets the answer Node gives it and an access line; undefined when access lines are off,
@@ -100,7 +100,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
       );
     });
   }
-  const refuseHost = (req: AckRequest): Problem | undefined => {
+  const refuseHost = (req: RawRequest): Problem | undefined => {
     // One request, one Host (RFC 9112 3.2): two are a smuggling or cache-poisoning attempt.
     if (hostFieldCount(req.rawHeaders) > 1) {
       return {
@@ -180,7 +180,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     refuseHost,
     clientError,
     trustsProxy: (address) => forwarded.enabled && forwarded.trusted.has(normalizeIp(address)),
-    begin(req, _res) {
+    begin(req) {
       let url = req.url ?? '/';
       if (url.charCodeAt(0) !== 47 /* '/' */) {
         // Absolute form: routed by its path; its authority replaces the Host header (RFC 9112 3.2.2).
@@ -196,7 +196,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
       const { ip, protocol } = resolveClient(
         forwarded,
         req.socket.remoteAddress,
-        (req.socket as { encrypted?: boolean }).encrypted === true,
+        req.socket.encrypted === true,
         req.headers['x-forwarded-for'],
         req.headers['x-forwarded-proto'],
       );

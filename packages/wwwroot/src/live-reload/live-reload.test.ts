@@ -46,6 +46,19 @@ async function listen(url: string) {
   return { socket, seen, messages };
 }
 
+/**
+ * Waits until no message has come for 400 ms (bounded: at most 5 s): what the watcher saw of
+ * earlier writes has been announced or dropped by then.
+ */
+async function waitForQuiet(messages: readonly unknown[]): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  let count = -1;
+  while (count !== messages.length && Date.now() < deadline) {
+    count = messages.length;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+  }
+}
+
 describe('live reload', () => {
   it('announces a sync upload, a contract sync and edits on disk with the URL paths that serve them', async () => {
     const { url, home } = await start();
@@ -96,6 +109,44 @@ describe('live reload', () => {
         )
         .toContain(served);
     }
+    socket.close();
+  });
+
+  it('announces a sync upload before answering it, in a message of its own, and not again when the disk watcher sees the same write', async () => {
+    const { url, home } = await start();
+    const { socket, messages } = await listen(url);
+    // The disk watchers are armed once a disk edit is heard (bounded, repeated until seen).
+    await expect
+      .poll(
+        () => {
+          home.write('modules/wwwroot/wwwroot/site.css', `/* ${Date.now()} */`);
+          return messages.flat();
+        },
+        { timeout: 10_000, interval: 500 },
+      )
+      .toContain('/site.css');
+    await waitForQuiet(messages);
+
+    const before = messages.length;
+    const upload = new FormData();
+    upload.append('moduleName', 'wwwroot');
+    upload.append('changeType', 'Changed');
+    upload.append('filePath', 'HDS/screen.css');
+    upload.append('file', new Blob(['p{color:blue}']), 'screen.css');
+    const uploaded = await fetch(`${url}/wwwroot/api/sync/upload`, {
+      method: 'POST',
+      body: upload,
+      headers: { authorization: `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}` },
+    });
+    expect(uploaded.status).toBe(200);
+    await uploaded.text();
+    // The announcement was written to its socket before the answer to the upload: one turn of the
+    // event loop later it has been read (gathered with disk edits, it would come 100 ms later).
+    await new Promise(setImmediate);
+    expect(messages.slice(before)).toEqual([['/view/screen.css']]);
+    // The watcher's event of that same write is not a second announcement.
+    await waitForQuiet(messages);
+    expect(messages.slice(before)).toEqual([['/view/screen.css']]);
     socket.close();
   });
 

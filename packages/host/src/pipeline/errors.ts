@@ -5,6 +5,7 @@ import { writePreparedHead } from '../http/response-head/response.js';
 import { isWellFormedProblem, ProblemError, sendProblem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
+import { MALFORMED_URL_PROBLEM } from './edge/request-path.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
 export function isApiRequest(req: RawRequest): boolean {
@@ -68,15 +69,7 @@ export function createErrorResponder(options: ErrorResponderOptions) {
     };
     const status = Number(e?.status ?? e?.statusCode);
     if (err instanceof URIError) {
-      return sendProblem(
-        res,
-        {
-          status: 400,
-          code: hostProblems.REQUEST_BAD_ENCODING.code,
-          detail: 'The URL has a malformed percent-encoding.',
-        },
-        req.method,
-      );
+      return sendProblem(res, MALFORMED_URL_PROBLEM, req.method);
     }
     if (e?.name === 'MulterError' && e.code === 'LIMIT_FILE_SIZE') {
       return sendProblem(

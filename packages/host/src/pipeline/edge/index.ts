@@ -15,7 +15,7 @@ import { computeSecurityHeaders } from './security-headers.js';
 import { accessLine, countBodyBytes, refusedAccessLine } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
 import { createHostFilter } from './host-filter.js';
-import { parseRequestPath } from './request-path.js';
+import { MALFORMED_URL_PROBLEM, parseRequestPath } from './request-path.js';
 
 /**
  * Phase 1 of the pipeline (docs/pipeline.md): one implementation of every edge behaviour, run for every
@@ -123,15 +123,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     if (hostProblem) return sendProblem(res, hostProblem, req.method);
     // A malformed percent-encoding cannot name any file or route: refuse it once, here.
     if (!req.ack.path.wellFormed) {
-      return sendProblem(
-        res,
-        {
-          status: 400,
-          code: hostProblems.REQUEST_BAD_ENCODING.code,
-          detail: 'The URL has a malformed percent-encoding.',
-        },
-        req.method,
-      );
+      return sendProblem(res, MALFORMED_URL_PROBLEM, req.method);
     }
     if (maxBody !== null) {
       const length = Number(req.headers['content-length'] ?? 0);

@@ -13,6 +13,8 @@
 //   BENCH_NO_DOCS=1               do not rewrite docs/benchmarks.md
 // A suite run with all its cells rewrites its own section of docs/benchmarks.md; one run with
 // some of its cells only prints its table.
+// First, before any suite's module runs: the programs they need.
+import './lib/preflight.mjs';
 import * as staticSuite from './suites/static.mjs';
 import * as h2 from './suites/h2.mjs';
 import * as https from './suites/https.mjs';

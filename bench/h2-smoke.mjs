@@ -16,6 +16,7 @@ import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchCertificate } from './lib/tls.mjs';
 
 const self = fileURLToPath(import.meta.url);
 const repo = path.resolve(path.dirname(self), '..');
@@ -52,8 +53,8 @@ function serveBare(mode, work) {
         ? { status: 304 }
         : { status: 200, type: 'text/plain; charset=utf-8', body };
   const options = {
-    key: fs.readFileSync(path.join(work, 'key.pem')),
-    cert: fs.readFileSync(path.join(work, 'cert.pem')),
+    key: fs.readFileSync(path.join(work, 'tls', 'key.pem')),
+    cert: fs.readFileSync(path.join(work, 'tls', 'cert.pem')),
   };
   const server = http2.createSecureServer(options);
   if (mode === 'serve-stream') {
@@ -91,33 +92,14 @@ function prepare() {
     'config/shared_files.json',
     JSON.stringify({ items: [{ requestPath: '/shared/theme.css', hostFilePath: '../shared/theme.css' }] }),
   );
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-keyout',
-      path.join(work, 'key.pem'),
-      '-out',
-      path.join(work, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
+  // The one bench certificate (bench/lib/tls.mjs), under work/tls/.
+  benchCertificate(work);
   // The example's settings (security headers, CORS, sessions on), without the file log sink.
   const settings = JSON.parse(fs.readFileSync(path.join(repo, 'examples/basic/app/appsettings.json'), 'utf8'));
   settings.AppSettings.LoadModules = ['wwwroot'];
   settings.Serilog.WriteTo = [];
   settings.Kestrel.Endpoints = {
-    Bench: { Url: 'https://127.0.0.1:0', Certificate: { Path: '../cert.pem', KeyPath: '../key.pem' } },
+    Bench: { Url: 'https://127.0.0.1:0', Certificate: { Path: '../tls/cert.pem', KeyPath: '../tls/key.pem' } },
   };
   write('app/appsettings.json', JSON.stringify(settings));
   write(

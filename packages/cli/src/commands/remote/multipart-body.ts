@@ -85,7 +85,13 @@ export async function multipartStream(parts: readonly FormPart[]): Promise<Multi
           let bytes = 0;
           // A fresh buffer per chunk (the one handed on may still be queued for the socket), and
           // the next chunk is read while this one is sent.
-          const readChunk = () => handle.read(Buffer.allocUnsafe(CHUNK_BYTES), 0, CHUNK_BYTES, null);
+          const readChunk = () => {
+            const read = handle.read(Buffer.allocUnsafe(CHUNK_BYTES), 0, CHUNK_BYTES, null);
+            // Awaited below, unless the request ends first (the host refused, the socket broke):
+            // then its failure must not be an unhandled rejection, which would end the CLI.
+            read.catch(() => {});
+            return read;
+          };
           let next = readChunk();
           for (;;) {
             const { bytesRead, buffer } = await next;

@@ -28,6 +28,9 @@ describe('resolveContainedPath', () => {
     expect(resolveContainedPath(root, '..a/b..')).toMatchObject({ ok: true, relative: '..a/b..' });
     expect(resolveContainedPath(root, '...')).toMatchObject({ ok: true, relative: '...' });
     expect(resolveContainedPath(root, 'a b/ü%2e.txt')).toMatchObject({ ok: true, relative: 'a b/ü%2e.txt' });
+    // the nearest neighbours of the refused control characters are ordinary name characters
+    for (const name of ['a b', 'a~b', 'a\u00a0b', 'a\u00a1b'])
+      expect(resolveContainedPath(root, name), JSON.stringify(name)).toMatchObject({ ok: true, relative: name });
   });
 
   it('refuses rather than clamps, saying why', () => {
@@ -37,6 +40,12 @@ describe('resolveContainedPath', () => {
       ['.', 'empty'],
       ['./', 'empty'],
       ['a\0b', 'nul'],
+      ['a\u0001b', 'control-character'],
+      ['HDS/\u001f.html', 'control-character'],
+      ['a\nb', 'control-character'],
+      ['a\u007fb', 'control-character'],
+      ['a\u0080b', 'control-character'],
+      ['a\u009fb', 'control-character'],
       ['C:/x', 'drive-letter'],
       ['c:x', 'drive-letter'],
       ['/C:\\x', 'drive-letter'],

@@ -2,21 +2,28 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 /** Why a relative path was refused. */
-export type PathRejection = 'empty' | 'nul' | 'drive-letter' | 'unc' | 'traversal' | 'outside-root' | 'symlink-escape';
+export type PathRejection =
+  'empty' | 'nul' | 'control-character' | 'drive-letter' | 'unc' | 'traversal' | 'outside-root' | 'symlink-escape';
 
 export type ContainedPath = { ok: true; absolute: string; relative: string } | { ok: false; reason: PathRejection };
 
+// C0 controls, DEL and the C1 controls; space (U+0020) and no-break space (U+00A0) are names' own.
+const CONTROL_CHARACTER = /[\u0001-\u001f\u007f-\u009f]/;
+
 /**
  * The single resolver for "a path a client names, inside a folder we own". Accepts `/` or `\`
- * separators and drops a leading `/` (clients send `/HDS/x` meaning `HDS/x`). Refuses NUL, drive
- * letters, UNC prefixes and any `..` segment: a path is refused rather than clamped, so a client
- * never writes somewhere it did not mean. Purely lexical; see `checkNoSymlinkEscape` for the disk.
+ * separators and drops a leading `/` (clients send `/HDS/x` meaning `HDS/x`). Refuses NUL, the
+ * other control characters (C0, DEL, C1: a name no one can type, that breaks terminals and logs and
+ * that some file systems refuse), drive letters, UNC prefixes and any `..` segment: a path is
+ * refused rather than clamped, so a client never writes somewhere it did not mean. Purely lexical;
+ * see `checkNoSymlinkEscape` for the disk.
  *
  * `relative` must already be percent-decoded by the caller (URL paths are decoded once, at the edge
  * of the static handler).
  */
 export function resolveContainedPath(root: string, relative: string): ContainedPath {
   if (relative.includes('\0')) return { ok: false, reason: 'nul' };
+  if (CONTROL_CHARACTER.test(relative)) return { ok: false, reason: 'control-character' };
   const slashed = relative.replace(/\\/g, '/');
   if (slashed.startsWith('//')) return { ok: false, reason: 'unc' };
   const trimmed = slashed.replace(/^\/+/, '');

@@ -35,6 +35,8 @@ beforeAll(async () => {
       [`${ROOT}/empty-folder/keep.txt`]: 'no index here',
       [`${ROOT}/files/hello world+100%.txt`]: 'spaces plus percent',
       [`${ROOT}/files/naïve.txt`]: 'non-ascii',
+      [`${ROOT}/files/bell\u0007.txt`]: 'a name with a control character',
+      [`${ROOT}/files/tab\u00a0.txt`]: 'a name with a no-break space',
       [`${ROOT}/view/in-static-root.txt`]: 'must never be served under /view',
       'modules/wwwroot/secret.txt': SECRET,
       'secret.txt': SECRET,
@@ -203,6 +205,11 @@ describe('static root', () => {
     expect(await (await fetch(`${t.url}/files/hello%20world+100%25.txt`)).text()).toBe('spaces plus percent');
     expect(await (await fetch(`${t.url}/files/na%C3%AFve.txt`)).text()).toBe('non-ascii');
     expect(await (await fetch(`${t.url}/files/NA%C3%8FVE.TXT`)).text()).toBe('non-ascii');
+  });
+
+  it('never serves a name holding a control character; its neighbour, a no-break space, is served', async () => {
+    expect((await fetch(`${t.url}/files/bell%07.txt`)).status).toBe(404);
+    expect(await (await fetch(`${t.url}/files/tab%C2%A0.txt`)).text()).toBe('a name with a no-break space');
   });
 
   it('refuses a malformed percent-encoding with 400', async () => {

@@ -260,6 +260,9 @@ describe('sync upload', () => {
       '\\\\server\\share\\escape.html',
       '//server/share/escape.html',
       'HDS/a\0b.html',
+      'HDS/a\u0001b.html',
+      'HDS/a\nb.html',
+      'HDS/a\u007fb.html',
       'HDS/link/escape.html',
     ];
     for (const filePath of forms) {

@@ -103,6 +103,57 @@ describe('connection-string parsing under random input', () => {
   });
 });
 
+describe('a Redis password holding ","', () => {
+  // The StackExchange.Redis form has no quoting, so such a password splits into parts; none of its
+  // pieces may reach a message, nor be dialled as a host.
+  const piece = fc.stringMatching(/^Zq[0-9]{2,6}(:[0-9]{1,5})?$/);
+  const tail = fc.oneof(
+    piece,
+    piece.map((p) => `${p}=x`),
+  );
+  it('never names a piece of the password, wherever it stands', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('ssl=true', 'db:6379', 'defaultDatabase=1', 'other:1'), { maxLength: 4 }),
+        piece,
+        fc.array(tail, { minLength: 1, maxLength: 3 }),
+        fc.nat(4),
+        (options, head, tails, at) => {
+          const secret = [head, ...tails].join(',');
+          options.splice(Math.min(at, options.length), 0, `password=${secret}`);
+          let parsed: ReturnType<typeof parseRedisConnectionString> | undefined;
+          try {
+            parsed = parseRedisConnectionString(options.join(','), 'X');
+          } catch (err) {
+            expect(err).toBeInstanceOf(ConnectionStringError);
+            for (const p of [head, ...tails]) expect((err as Error).message).not.toContain(p.split(/[:=]/)[0]);
+            return;
+          }
+          throw new Error(`parsed a split password as ${JSON.stringify(parsed)}`);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('refuses the part after password= when it reads as an endpoint or an unknown option; an option there is fine', () => {
+    expect(() => parseRedisConnectionString('db:6379,password=ab,cd', 'X')).toThrow(/the part after password=/);
+    expect(() => parseRedisConnectionString('password=ab,cd:6379', 'X')).toThrow(/the part after password=/);
+    expect(() => parseRedisConnectionString('db:6379,password=ab,cd=ef', 'X')).toThrow(/the part after password=/);
+    expect(() => parseRedisConnectionString('db:6379,password=ab,cd=ef', 'X')).not.toThrow(/cd/);
+    // nearest neighbours: a known option after the password, and endpoints written first
+    expect(parseRedisConnectionString('db:6379,password=ab,ssl=true', 'X')).toMatchObject({
+      host: 'db',
+      password: 'ab',
+      tls: true,
+    });
+    expect(parseRedisConnectionString('db:6379,other:1,password=ab', 'X')).toMatchObject({
+      host: 'db',
+      password: 'ab',
+    });
+  });
+});
+
 describe('a password written without the quotes it needs', () => {
   it('is not shown when its tail after ";" reads as an unknown keyword', () => {
     const cases: Array<[() => unknown, string]> = [

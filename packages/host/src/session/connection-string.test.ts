@@ -166,7 +166,8 @@ describe('.NET connection strings', () => {
       ],
       [() => parsePostgreSqlConnectionString('Host=h;Password=hunter22;SSL Mode=sometimes'), /SSL Mode "sometimes"/],
       [() => parseRedisConnectionString('password=hunter22'), /RedisConnectionString: no host:port endpoint/],
-      [() => parseRedisConnectionString('h:1,password=hunter22,colour=blue'), /unknown option "colour"/],
+      [() => parseRedisConnectionString('h:1,colour=blue,password=hunter22'), /unknown option "colour"/],
+      [() => parseRedisConnectionString('h:1,password=hunter22,colour=blue'), /the part after password=/],
     ];
     for (const [fn, pattern] of cases) {
       const err = errorOf(fn);

@@ -488,33 +488,45 @@ export interface RedisConnection {
   connectTimeoutMs: number | undefined;
 }
 
+const REDIS_OPTIONS = [
+  'password',
+  'user',
+  'ssl',
+  'defaultdatabase',
+  'connecttimeout',
+  'abortconnect',
+  'allowadmin',
+  'name',
+  'synctimeout',
+  'asynctimeout',
+  'connectretry',
+  'keepalive',
+  'sslhost',
+];
+
 export function parseRedisConnectionString(text: string, setting = 'RedisConnectionString'): RedisConnection {
   const endpoints: string[] = [];
   const options = new Map<string, string>();
+  // This form has no quoting: a password holding "," splits, and its tail reads as an endpoint or
+  // an option. The part right after `password=` is therefore never taken as an endpoint (it would be
+  // dialled, and named in connection errors) nor named in a message.
+  let afterPassword = false;
   for (const raw of text.split(',')) {
     const part = raw.trim();
     if (part === '') continue;
     const eq = part.indexOf('=');
-    if (eq < 0) endpoints.push(part);
-    else options.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim());
+    const key = eq < 0 ? undefined : part.slice(0, eq).trim().toLowerCase();
+    if (afterPassword && (key === undefined || !REDIS_OPTIONS.includes(key))) {
+      throw new ConnectionStringError(
+        `${setting}: the part after password= is neither an option nor allowed as an endpoint (a password cannot hold "," in this form; write the endpoints first)`,
+      );
+    }
+    afterPassword = key === 'password';
+    if (key === undefined) endpoints.push(part);
+    else options.set(key, part.slice(eq + 1).trim());
   }
-  const known = [
-    'password',
-    'user',
-    'ssl',
-    'defaultdatabase',
-    'connecttimeout',
-    'abortconnect',
-    'allowadmin',
-    'name',
-    'synctimeout',
-    'asynctimeout',
-    'connectretry',
-    'keepalive',
-    'sslhost',
-  ];
   for (const key of options.keys())
-    if (!known.includes(key)) throw new ConnectionStringError(`${setting}: unknown option "${key}"`);
+    if (!REDIS_OPTIONS.includes(key)) throw new ConnectionStringError(`${setting}: unknown option "${key}"`);
   const first = endpoints[0];
   if (first === undefined) throw new ConnectionStringError(`${setting}: no host:port endpoint`);
   const m = /^(\[[^\]]+\]|[^:]+)(?::(.*))?$/.exec(first);

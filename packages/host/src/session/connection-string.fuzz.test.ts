@@ -114,7 +114,7 @@ describe('a Redis password holding ","', () => {
   it('never names a piece of the password, wherever it stands', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.constantFrom('ssl=true', 'db:6379', 'defaultDatabase=1', 'other:1'), { maxLength: 4 }),
+        fc.array(fc.constantFrom<string>('ssl=true', 'db:6379', 'defaultDatabase=1', 'other:1'), { maxLength: 4 }),
         piece,
         fc.array(tail, { minLength: 1, maxLength: 3 }),
         fc.nat(4),

@@ -10,6 +10,11 @@ export const wwwrootProblems = {
     400,
     'A static-file path that cannot name a file: a dot segment, an encoded or back-slash separator, a NUL.',
   ),
+  REQUEST_PRECONDITION_FAILED: code(
+    'request.precondition_failed',
+    412,
+    'A static or shared file whose version is not the one `If-Match` or `If-Unmodified-Since` names.',
+  ),
 
   // Development sign-in (`/wwwroot/api/dev-account`).
   DEV_SIGN_IN_NO_CONFIGURED_USER: code(

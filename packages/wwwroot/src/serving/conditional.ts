@@ -28,3 +28,30 @@ export function notModified(
   }
   return false;
 }
+
+/**
+ * The preconditions a client sets to act only on the version it knows (RFC 9110 §13.2.2, steps 1
+ * and 2): `If-Match` decides when present (strong comparison, `*`, a list); otherwise
+ * `If-Unmodified-Since` (second precision; a date that does not parse is ignored). True when the
+ * file is not that version: the answer is 412 and no body.
+ */
+export function preconditionFailed(
+  ifMatch: string | undefined,
+  ifUnmodifiedSince: string | undefined,
+  etag: string,
+  lastModified: string,
+): boolean {
+  if (ifMatch !== undefined) {
+    const wanted = ifMatch.trim();
+    if (wanted === '*') return false;
+    if (etag.startsWith('W/')) return true;
+    for (const candidate of wanted.split(',')) if (candidate.trim() === etag) return false;
+    return true;
+  }
+  if (ifUnmodifiedSince !== undefined) {
+    const since = Date.parse(ifUnmodifiedSince);
+    const modified = Date.parse(lastModified);
+    return !Number.isNaN(since) && !Number.isNaN(modified) && modified > since;
+  }
+  return false;
+}

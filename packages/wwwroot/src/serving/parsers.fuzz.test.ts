@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
-import { notModified } from './conditional.js';
+import { notModified, preconditionFailed } from './conditional.js';
 import { etagFor } from './representation.js';
 import { ifRangeHolds, rangeAnswer } from './ranges.js';
 
@@ -183,6 +183,43 @@ describe('ifRangeHolds', () => {
         if (Number.isNaN(Date.parse(text)) && !text.startsWith('"') && !text.startsWith('W/')) {
           expect(ifRangeHolds(text, v.etag, v.mtimeMs)).toBe(false);
         }
+      }),
+      fuzzOptions(),
+    );
+  });
+});
+
+describe('preconditionFailed', () => {
+  const etag = fc.stringMatching(/^"[0-9a-f]{1,12}-[0-9a-f]{1,12}"$/);
+  const date = fc
+    .date({ min: new Date(0), max: new Date(4102444800000), noInvalidDate: true })
+    .map((d) => d.toUTCString());
+  it('never throws; If-Match holds exactly when one listed tag is the strong tag itself, or *', () => {
+    fc.assert(
+      fc.property(
+        etag,
+        fc.array(fc.oneof(etag, anyText), { maxLength: 4 }),
+        fc.boolean(),
+        date,
+        (tag, others, listIt, modified) => {
+          const listed = listIt ? [...others, tag] : others;
+          const header = listed.join(', ');
+          const matches = header.trim() === '*' || header.split(',').some((c) => c.trim() === tag);
+          expect(preconditionFailed(header, undefined, tag, modified)).toBe(!matches);
+          // a weak tag never matches If-Match, whatever is listed (strong comparison), except *
+          if (header.trim() !== '*') expect(preconditionFailed(header, undefined, `W/${tag}`, modified)).toBe(true);
+        },
+      ),
+      fuzzOptions(),
+    );
+  });
+
+  it('never throws; If-Unmodified-Since fails only for a file modified after a date that parses', () => {
+    fc.assert(
+      fc.property(fc.oneof(date, anyText), date, etag, (since, modified, tag) => {
+        const failed = preconditionFailed(undefined, since, tag, modified);
+        const s = Date.parse(since);
+        expect(failed).toBe(!Number.isNaN(s) && Date.parse(modified) > s);
       }),
       fuzzOptions(),
     );

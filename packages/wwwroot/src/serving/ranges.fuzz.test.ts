@@ -128,7 +128,16 @@ function send(r: Request): Promise<RawResponse> {
 function checkAnswer(r: Request, res: RawResponse): void {
   const file = bytes.get(r.name)!;
   const size = file.length;
-  expect([200, 206, 304, 416]).toContain(res.status);
+  expect([200, 206, 304, 412, 416]).toContain(res.status);
+  // If-Match comes first: a strong tag listed (or *) lets the request on, anything else is 412.
+  const etag = validators.get(r.name)!.etag;
+  const otherVersion =
+    r.ifMatch !== undefined && r.ifMatch.trim() !== '*' && !r.ifMatch.split(',').some((c) => c.trim() === etag);
+  expect(res.status === 412, 'a 412 exactly when If-Match names another version').toBe(otherVersion);
+  if (res.status === 412) {
+    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    return;
+  }
   if (res.status === 304) {
     expect(res.body.length).toBe(0);
     expect(res.headers.etag).toBe(validators.get(r.name)!.etag);

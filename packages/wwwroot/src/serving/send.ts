@@ -1,13 +1,15 @@
-import { setHeaderPairs, writePreparedHead, type RawRequest, type RawResponse } from '@ack/host';
+import { sendProblem, setHeaderPairs, writePreparedHead, type RawRequest, type RawResponse } from '@ack/host';
+import { wwwrootProblems } from '../problem-codes.js';
 import type { Representation, Resource } from './representation.js';
-import { notModified } from './conditional.js';
+import { notModified, preconditionFailed } from './conditional.js';
 import { streamFileRange } from './file-stream.js';
 import { ifRangeHolds, rangeAnswer } from './ranges.js';
 
 /**
  * The one send path (docs/static-files.md "One send path"): answers a GET or HEAD with a resource,
  * a file or bytes in memory. The representation the client's `Accept-Encoding` asks for (a
- * sidecar or a compressed copy, when there are any); 304 when the client's copy of it is current
+ * sidecar or a compressed copy, when there are any); 412 when the client asked for another version
+ * (`If-Match`, `If-Unmodified-Since`); 304 when the client's copy of it is current
  * (`If-None-Match`, `If-Modified-Since`); for a file, 206 for one satisfiable `Range` (416 when
  * none is); else 200. Held bytes go in one `end`; others stream from disk. A 200 or 304 is written
  * with the representation's prepared head and the edge's headers in one call (docs/pipeline.md),
@@ -18,6 +20,13 @@ export function send(req: Pick<RawRequest, 'method' | 'headers'>, res: RawRespon
   const acceptEncoding = h['accept-encoding'];
   const chosen: Representation =
     resource.negotiate !== undefined && acceptEncoding !== undefined ? resource.negotiate(acceptEncoding) : resource;
+  if (
+    (h['if-match'] !== undefined || h['if-unmodified-since'] !== undefined) &&
+    preconditionFailed(h['if-match'], h['if-unmodified-since'], chosen.etag, chosen.lastModified)
+  ) {
+    sendProblem(res, { status: 412, code: wwwrootProblems.REQUEST_PRECONDITION_FAILED.code }, req.method);
+    return;
+  }
   if (
     (h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) &&
     notModified(h['if-none-match'], h['if-modified-since'], chosen.etag, chosen.lastModified)

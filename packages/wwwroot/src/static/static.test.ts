@@ -97,6 +97,32 @@ describe('static root', () => {
     expect(stale.status).toBe(200);
   });
 
+  it('answers 412 when If-Match or If-Unmodified-Since names another version, the file when they name this one', async () => {
+    const first = await fetch(`${t.url}/hello.txt`);
+    const etag = first.headers.get('etag')!;
+    const modified = first.headers.get('last-modified')!;
+    const status = async (headers: Record<string, string>, method = 'GET') =>
+      (await fetch(`${t.url}/hello.txt`, { method, headers })).status;
+    expect(await status({ 'If-Match': etag })).toBe(200);
+    expect(await status({ 'If-Match': `"x", ${etag}` })).toBe(200);
+    expect(await status({ 'If-Match': '*' })).toBe(200);
+    // near misses: the weak form of the same tag, a prefix of it, another tag
+    for (const other of [`W/${etag}`, etag.slice(0, -2) + '"', '"other"']) {
+      const res = await fetch(`${t.url}/hello.txt`, { headers: { 'If-Match': other } });
+      expect(res.status, other).toBe(412);
+      expect(res.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+      expect(await res.json()).toMatchObject({ status: 412, code: 'request.precondition_failed' });
+    }
+    expect(await status({ 'If-Match': '"other"' }, 'HEAD')).toBe(412);
+    expect(await status({ 'If-Unmodified-Since': modified })).toBe(200);
+    expect(await status({ 'If-Unmodified-Since': new Date(Date.parse(modified) - 1000).toUTCString() })).toBe(412);
+    expect(await status({ 'If-Unmodified-Since': 'not a date' })).toBe(200);
+    // If-Match decides alone, and comes before If-None-Match
+    expect(await status({ 'If-Match': etag, 'If-Unmodified-Since': 'Thu, 01 Jan 1970 00:00:00 GMT' })).toBe(200);
+    expect(await status({ 'If-Match': '"other"', 'If-None-Match': etag })).toBe(412);
+    expect(await status({ 'If-Match': etag, 'If-None-Match': etag })).toBe(304);
+  });
+
   it('answers a Range with 206 (from memory and streamed) and an unsatisfiable one with 416', async () => {
     const small = await fetch(`${t.url}/hello.txt`, { headers: { Range: 'bytes=10-19' } });
     expect(small.status).toBe(206);

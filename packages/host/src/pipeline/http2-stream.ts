@@ -102,7 +102,7 @@ export class Http2StreamResponse implements RawResponse, OwesEdgeHeaders {
       }
     } else if (headers !== undefined)
       for (const [name, value] of Object.entries(headers)) if (value !== undefined) this.setHeader(name, value);
-    addOwedHeaders(this);
+    addOwedHeaders(this, statusCode);
     this.pending = { ...this.fields, ':status': statusCode };
     return this;
   }

@@ -1,5 +1,6 @@
 // The Node ceiling: plain node:http answering the benchmark's files from memory, with the same
-// validators a static server sends (ETag, Last-Modified, 304 on If-None-Match/If-Modified-Since)
+// validators a static server sends (ETag, Last-Modified, 304 on If-None-Match/If-Modified-Since,
+// carrying what RFC 9110 15.4.5 lists)
 // and a precompressed sidecar when the client accepts it. Nothing a real server could skip is
 // skipped, nothing else is done: no server serving files from Node can be faster.
 //
@@ -26,10 +27,14 @@ const EDGE = process.argv.includes('--edge-headers')
       Vary: 'Origin',
     }
   : undefined;
-/** Node's flat `[name, value, ...]` head, the edge's headers first (`Vary` lists merged). */
-const flat = (headers, file) => {
+/**
+ * Node's flat `[name, value, ...]` head, the edge's headers first (`Vary` lists merged); a 304's
+ * (`notModified`) gets only the edge's `Vary`, as our host sends it (RFC 9110 15.4.5).
+ */
+const flat = (headers, file, notModified = false) => {
   if (!EDGE) return headers;
-  const all = { ...EDGE, ...(file ? { 'Accept-Ranges': 'bytes' } : {}), ...headers };
+  const edge = notModified ? { Vary: EDGE.Vary } : EDGE;
+  const all = { ...edge, ...(file ? { 'Accept-Ranges': 'bytes' } : {}), ...headers };
   if (headers.Vary) all.Vary = `${EDGE.Vary}, ${headers.Vary}`;
   return Object.entries(all).flatMap(([k, v]) => [k, String(v)]);
 };
@@ -65,7 +70,8 @@ function entry(file, extra = {}) {
       },
       true,
     ),
-    notModified: flat({ ETag: etag, 'Last-Modified': lastModified, 'Cache-Control': 'no-cache', ...vary }),
+    // What RFC 9110 15.4.5 lists for a 304 (a cache keeps the rest of its stored 200).
+    notModified: flat({ ETag: etag, 'Cache-Control': 'no-cache', ...vary }, false, true),
   };
 }
 
@@ -96,7 +102,7 @@ files.set('/shared-files/manifest', {
     'Cache-Control': 'no-cache',
     'Content-Length': Buffer.byteLength(layout.manifestJson),
   }),
-  notModified: flat({ ETag: '"m"', 'Cache-Control': 'no-cache' }),
+  notModified: flat({ ETag: '"m"', 'Cache-Control': 'no-cache' }, false, true),
 });
 const notFound = Buffer.from('Not Found');
 const notFoundHead = flat({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': notFound.length });

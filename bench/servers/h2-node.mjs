@@ -25,7 +25,8 @@ function answer(url, inm) {
   const q = url.indexOf('?');
   const f = files.get(q === -1 ? url : url.slice(0, q));
   if (!f) return [404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': notFound.length }, notFound];
-  if (inm === f.etag) return [304, { etag: f.etag, 'last-modified': f.lastModified, 'cache-control': 'no-cache' }];
+  // A 304 carries what RFC 9110 15.4.5 lists, as our host's does.
+  if (inm === f.etag) return [304, { etag: f.etag, 'cache-control': 'no-cache' }];
   return [200, f.head, f.body];
 }
 

@@ -74,15 +74,22 @@ async function measure(server, others, cell, scripts, files, warm) {
   return { ...r, value: cell.throughput ? r.mbps : r.rps, serverCpu, problems };
 }
 
-/** Where `ack` and `ceiling-h` answer a path with different header names (undefined: the same). */
+/**
+ * Where `ack` and `ceiling-h` answer a path, and its 304, with different header names (undefined:
+ * the same).
+ */
 async function headerNamesDiffer(servers, target) {
-  const names = async (name) => {
+  const names = async (name, conditional) => {
     const server = servers.find((s) => s.name === name);
-    const { headers } = await get(server.url + target, {});
+    const url = server.url + target;
+    const { headers } = await get(url, conditional ? { 'If-None-Match': (await get(url, {})).headers.etag } : {});
     return Object.keys(headers).sort().join(', ');
   };
-  const [ack, ceiling] = [await names('ack'), await names('ceiling-h')];
-  return ack === ceiling ? undefined : `ack: ${ack}; ceiling-h: ${ceiling}`;
+  for (const conditional of [false, true]) {
+    const [ack, ceiling] = [await names('ack', conditional), await names('ceiling-h', conditional)];
+    if (ack !== ceiling) return `${conditional ? '304: ' : ''}ack: ${ack}; ceiling-h: ${ceiling}`;
+  }
+  return undefined;
 }
 
 export const id = 'static';

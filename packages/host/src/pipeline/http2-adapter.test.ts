@@ -130,6 +130,23 @@ describe('HTTP/2 adapter', () => {
     }
   });
 
+  it("gives a route's 304 only the edge headers RFC 9110 lists for a 304 (Vary), its 200 all, over both protocols", async () => {
+    const { host, send } = await start();
+    const h1 = https1Client(host.tlsUrl);
+    for (const client of [send, h1]) {
+      const full = await client({ path: '/probe/api/fresh' });
+      expect(full.status).toBe(200);
+      expect(full.headers['x-content-type-options']).toBe('nosniff');
+      const again = await client({ path: '/probe/api/fresh', headers: { 'if-none-match': '"probe-fresh"' } });
+      expect(again.status).toBe(304);
+      expect(again.headers.etag).toBe('"probe-fresh"');
+      expect(again.headers['cache-control']).toBe('no-cache');
+      expect(again.headers.vary).toBe('Origin');
+      for (const name of ['x-content-type-options', 'x-frame-options', 'referrer-policy', 'cross-origin-opener-policy'])
+        expect(again.headers, `${again.version} ${name}`).not.toHaveProperty(name);
+    }
+  });
+
   it('runs express-session over HTTP/2 (its res._implicitHeader call), the session carried by its cookie', async () => {
     const { send } = await start();
     const first = await send({ path: '/probe/api/count' });

@@ -75,7 +75,7 @@ export class AckHttp2Response<Request extends http2.Http2ServerRequest = http2.H
     reasonOrHeaders?: string | OutgoingHttpHeaders | readonly string[],
     headers?: OutgoingHttpHeaders | readonly string[],
   ): this {
-    addOwedHeaders(this);
+    addOwedHeaders(this, statusCode);
     const given = typeof reasonOrHeaders === 'string' ? headers : (reasonOrHeaders ?? headers);
     const kept: OutgoingHttpHeaders = {};
     for (const [name, value] of headerEntries(given)) if (!isConnectionSpecific(name)) kept[name] = value;

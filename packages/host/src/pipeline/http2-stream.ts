@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import type { ServerHttp2Stream } from 'node:http2';
+import type { Http2Session, ServerHttp2Stream } from 'node:http2';
 import type { RawRequest, RawResponse, RequestContext } from '../modules/contract.js';
 import {
   addOwedHeaders,
@@ -34,8 +34,28 @@ export class Http2StreamRequest implements RawRequest {
     this.url = String(headers[':path'] ?? '/');
     // HTTP/2 carries the host in `:authority` (as the compatibility path does, http2-adapter.ts).
     if (headers.host === undefined && typeof headers[':authority'] === 'string') headers.host = headers[':authority'];
-    this.socket = stream.session?.socket ?? {};
+    this.socket = peerOf(stream.session);
   }
+}
+
+/** The peer of a session, as its requests read it (`remoteAddress`, `encrypted`). */
+type Peer = Http2StreamRequest['socket'];
+const PEER = Symbol('ack.sessionPeer');
+const NO_PEER: Peer = {};
+
+/**
+ * A session's address and scheme, read once per session (they do not change while it lives):
+ * `session.socket` is a Proxy over the socket, and reading through it on every request showed in
+ * the static path's CPU profile (docs/benchmarks.md, "HTTP/2 static path").
+ */
+function peerOf(session: (Http2Session & { [PEER]?: Peer }) | undefined): Peer {
+  if (session === undefined) return NO_PEER;
+  let peer = session[PEER];
+  if (peer === undefined) {
+    const socket = session.socket as { remoteAddress?: string; encrypted?: boolean } | undefined;
+    peer = session[PEER] = { remoteAddress: socket?.remoteAddress, encrypted: socket?.encrypted };
+  }
+  return peer;
 }
 
 /**
@@ -102,7 +122,7 @@ export class Http2StreamResponse implements RawResponse, OwesEdgeHeaders {
       }
     } else if (headers !== undefined)
       for (const [name, value] of Object.entries(headers)) if (value !== undefined) this.setHeader(name, value);
-    addOwedHeaders(this);
+    addOwedHeaders(this, statusCode);
     this.pending = { ...this.fields, ':status': statusCode };
     return this;
   }

@@ -12,7 +12,7 @@ declare module 'express-session' {
  * A module for tests of the pipeline: a public-phase answer at `/<id>-public`, a static-phase
  * answer at `/<id>-static`, and routes under `/<id>/api` (`touch` writes the session, `json` parses
  * a JSON body (with the host's body reader), `slow?ms=` answers late, `boom` throws, `own-headers`
- * sets its own `X-Frame-Options` and `Vary`). `events` records starts, closes and each `slow`
+ * sets its own `X-Frame-Options` and `Vary`, `fresh` answers 304 to its ETag). `events` records starts, closes and each `slow`
  * request as it arrives (`slow:<id>`), for tests that act while a request is in flight.
  */
 export function probeModule(events: string[] = []): AckModuleFactory {
@@ -43,6 +43,12 @@ export function probeModule(events: string[] = []): AckModuleFactory {
       res.setHeader('X-Frame-Options', 'DENY');
       res.setHeader('Vary', 'Accept');
       res.json({ own: true });
+    });
+    // Express's own revalidation: a 304 when If-None-Match holds this ETag (`res.send`'s freshness check).
+    router.get('/fresh', (_req, res) => {
+      res.setHeader('ETag', '"probe-fresh"');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.send('fresh');
     });
     router.get('/whoami', (req, res) => res.json({ clientIp: req.ack.clientIp }));
     const contributions: ModuleContributions = {

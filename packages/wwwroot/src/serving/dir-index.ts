@@ -80,8 +80,15 @@ export function createDirectoryIndex(maxDirectories = 5_000, freshness?: Freshne
       const listing = listings.get(directory);
       if (listing?.stamp && freshness?.unchanged(listing.stamp)) return listing.mtimeMs === mtimeMs;
       if (!listing || listing.racy) return false;
+      // The watch saw a change somewhere above (or gave no stamp): one stat decides, and when the
+      // listing still holds it is stamped again, so the next request costs no system call (as
+      // `listingOf` and the file store do); without that, any write in a folder above made every
+      // later case-insensitive hit stat its folders again for as long as the host ran.
+      const stamp = freshness?.stamp(directory);
       const st = fs.statSync(directory, { throwIfNoEntry: false });
-      return st !== undefined && st.mtimeMs === mtimeMs;
+      if (st === undefined || !st.isDirectory() || st.mtimeMs !== listing.mtimeMs) return false;
+      listing.stamp = stamp;
+      return listing.mtimeMs === mtimeMs;
     },
     invalidate(directory) {
       listings.delete(path.resolve(directory));

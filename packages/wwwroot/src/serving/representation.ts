@@ -24,7 +24,11 @@ export interface Representation {
   readonly headers: HeaderPairs;
   /** The head of a 200 with the whole representation: `headers` and its Content-Length. */
   readonly head: PreparedHead;
-  /** The head of a 304: ETag, Last-Modified, the cache policy, Vary and any extras. */
+  /**
+   * The head of a 304: ETag, the cache policy, Vary and any extras; what RFC 9110 15.4.5 lists
+   * (no Last-Modified: with an ETag it guides no cache update), so a cache keeps the rest of its
+   * stored 200.
+   */
   readonly notModifiedHead: PreparedHead;
   /** The whole representation, when small enough to keep in memory. */
   readonly body: Buffer | undefined;
@@ -85,7 +89,7 @@ export function makeRepresentation(input: RepresentationInput): Representation {
     lastModified,
     headers,
     head: new PreparedHead([...headers, ['Content-Length', String(input.size)]]),
-    notModifiedHead: new PreparedHead([...validators, ...after]),
+    notModifiedHead: new PreparedHead([['ETag', etag], ...after]),
     body: input.body,
   };
 }

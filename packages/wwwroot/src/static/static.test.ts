@@ -123,6 +123,29 @@ describe('static root', () => {
     expect(await status({ 'If-Match': etag, 'If-None-Match': etag })).toBe(304);
   });
 
+  it("carries on a 304 only the headers RFC 9110 lists for it, a cache keeping the rest of its 200's", async () => {
+    const first = await fetch(`${t.url}/lib/syn.loader.js`);
+    expect(first.headers.get('x-content-type-options')).toBe('nosniff');
+    const etag = first.headers.get('etag')!;
+    const again = await fetch(`${t.url}/lib/syn.loader.js`, { headers: { 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+    // The connection's own headers aside (HTTP/1.1 only).
+    const names = [...again.headers.keys()].filter((n) => n !== 'connection' && n !== 'keep-alive');
+    expect(names.sort()).toEqual(['cache-control', 'date', 'etag', 'expires', 'vary']);
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.headers.get('cache-control')).toBe(first.headers.get('cache-control'));
+    expect(again.headers.get('expires')).toBe('-1');
+    expect(again.headers.get('vary')).toBe('Origin');
+    // The neighbours that are not 304s keep every header: a 200 for another validator, a 404.
+    const changed = await fetch(`${t.url}/lib/syn.loader.js`, { headers: { 'If-None-Match': '"other"' } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(changed.headers.get('last-modified')).toBe(first.headers.get('last-modified'));
+    const missing = await fetch(`${t.url}/no-such.js`, { headers: { 'If-None-Match': etag } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
   it('answers a Range with 206 (from memory and streamed) and an unsatisfiable one with 416', async () => {
     const small = await fetch(`${t.url}/hello.txt`, { headers: { Range: 'bytes=10-19' } });
     expect(small.status).toBe(206);

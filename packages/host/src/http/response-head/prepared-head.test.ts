@@ -47,6 +47,16 @@ describe('prepared response heads', () => {
     expect(head.flatWith(late)).not.toBe(head.flatWith(late));
   });
 
+  it("keeps for a 304 only the edge's headers RFC 9110 lists for it, one object per variant", () => {
+    const edge = EdgeHeaders.NONE.plus(security).plus(varyOrigin);
+    expect(edge.forStatus(304).pairs).toEqual([['Vary', 'Origin']]);
+    expect(edge.forStatus(304)).toBe(edge.notModified);
+    // Its neighbours keep all: a 200, a 404, a 412.
+    for (const status of [200, 404, 412]) expect(edge.forStatus(status)).toBe(edge);
+    const head = new PreparedHead([['ETag', '"1"']]);
+    expect(head.fieldsWith(edge.forStatus(304), 304)).toEqual({ ':status': 304, vary: 'Origin', etag: '"1"' });
+  });
+
   it('merges Vary lists case-insensitively, each name once, * absorbing the rest', () => {
     expect(mergeVary('Origin', 'origin, Accept-Encoding')).toBe('Origin, Accept-Encoding');
     expect(mergeVary('Origin', '*')).toBe('*');

@@ -15,6 +15,18 @@ export type HeaderFields = Readonly<Record<string, string | number | string[]>>;
 const MAX_REMEMBERED_JOINS = 16;
 
 /**
+ * What a 304 carries of the headers a 200 would (RFC 9110 15.4.5): a cache that revalidates keeps
+ * its stored response and replaces only the headers the 304 sends (RFC 9111 4.3.4), so the
+ * stored 200's security headers stay in force (docs/pipeline.md "Response heads").
+ */
+const NOT_MODIFIED_FIELDS = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary']);
+
+/** Whether a 304 carries this header (RFC 9110 15.4.5). */
+export function carriedByNotModified(name: string): boolean {
+  return NOT_MODIFIED_FIELDS.has(name.toLowerCase());
+}
+
+/**
  * Headers the edge owes a response (security headers, CORS's `Vary: Origin`). Edge handlers add
  * constant lists made at start, so the few variants that occur (scheme, Origin or not) are each
  * one object, and a prepared head remembers its join with each by identity.
@@ -22,8 +34,19 @@ const MAX_REMEMBERED_JOINS = 16;
 export class EdgeHeaders {
   static readonly NONE = new EdgeHeaders([]);
   private readonly extended = new Map<HeaderPairs, EdgeHeaders>();
+  private notModifiedPart: EdgeHeaders | undefined;
 
   private constructor(readonly pairs: HeaderPairs) {}
+
+  /** The part of these headers a 304 carries (`Vary`); one object per variant, made on first use. */
+  get notModified(): EdgeHeaders {
+    return (this.notModifiedPart ??= new EdgeHeaders(this.pairs.filter(([name]) => carriedByNotModified(name))));
+  }
+
+  /** The headers owed to a response of this status: the 304's part for a 304, else all. */
+  forStatus(status: number): EdgeHeaders {
+    return status === 304 ? this.notModified : this;
+  }
 
   /** These headers and then `more` (a constant list; `Vary` values merged). */
   plus(more: HeaderPairs): EdgeHeaders {

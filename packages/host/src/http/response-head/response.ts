@@ -50,7 +50,7 @@ export class AckServerResponse<Request extends http.IncomingMessage = http.Incom
     reasonOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
   ): this {
-    addOwedHeaders(this);
+    addOwedHeaders(this, statusCode);
     return typeof reasonOrHeaders === 'string'
       ? super.writeHead(statusCode, reasonOrHeaders, headers)
       : super.writeHead(statusCode, reasonOrHeaders);
@@ -68,13 +68,14 @@ export function oweEdgeHeaders(res: RawResponse, pairs: HeaderPairs): void {
 
 /**
  * Called by a response's `writeHead` before the head goes out: the edge's headers a responder did
- * not set itself (a `Vary` is merged, the edge's names first).
+ * not set itself (a `Vary` is merged, the edge's names first); of them, a 304 gets only those
+ * RFC 9110 lists for it (`EdgeHeaders.notModified`).
  */
-export function addOwedHeaders(res: OwesEdgeHeaders & HeaderTarget): void {
+export function addOwedHeaders(res: OwesEdgeHeaders & HeaderTarget, status: number): void {
   const edge = res[EDGE_HEADERS_OWED];
   if (edge === undefined) return;
   res[EDGE_HEADERS_OWED] = undefined;
-  addHeaderPairs(res, edge.pairs);
+  addHeaderPairs(res, edge.forStatus(status).pairs);
 }
 
 /**
@@ -83,7 +84,7 @@ export function addOwedHeaders(res: OwesEdgeHeaders & HeaderTarget): void {
  */
 export function writePreparedHead(res: RawResponse, status: number, head: PreparedHead): void {
   if (owes(res) && res.getHeaderNames().length === 0) {
-    const edge = res[EDGE_HEADERS_OWED];
+    const edge = res[EDGE_HEADERS_OWED]?.forStatus(status);
     res[EDGE_HEADERS_OWED] = undefined;
     if (writesHeadFields(res)) res[WRITE_HEAD_FIELDS](head.fieldsWith(edge, status));
     else res.writeHead(status, head.flatWith(edge));

@@ -1,4 +1,5 @@
 import session from 'express-session';
+import type express from 'express';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { redactSecretsInText } from '../settings/redact.js';
@@ -31,6 +32,11 @@ export abstract class SharedSessionStore extends session.Store {
   private outageLogged = false;
   /** Bumped on each abandon(), so that several calls timing out together abandon once. */
   private generation = 0;
+  /**
+   * The sessions express-session built from what this store read (it builds them through
+   * `createSession`): saved back only while they are still there, never created again.
+   */
+  private readonly loaded = new WeakSet<object>();
 
   protected constructor(
     /** `MySql`, `SqlServer`, `PostgreSql` or `Redis`: named in every message. */
@@ -48,7 +54,11 @@ export abstract class SharedSessionStore extends session.Store {
   /** Checks the database once: connects and, for SQL, creates the schema and table when missing. */
   protected abstract prepare(): Promise<void>;
   protected abstract read(sid: string, now: number): Promise<string | undefined>;
-  protected abstract write(sid: string, json: string, expires: number): Promise<void>;
+  /**
+   * Writes the entry; with `onlyIfPresent`, only over one that is there and not expired (in one
+   * statement, so that a destroy cannot fall between a check and the write).
+   */
+  protected abstract write(sid: string, json: string, expires: number, onlyIfPresent: boolean): Promise<void>;
   protected abstract extend(sid: string, expires: number): Promise<void>;
   protected abstract remove(sid: string): Promise<void>;
   /** Deletes expired sessions; SQL stores only (Redis expires keys itself). */
@@ -156,8 +166,21 @@ export abstract class SharedSessionStore extends session.Store {
     }, callback);
   }
 
+  override createSession<Req extends express.Request>(req: Req, data: session.SessionData) {
+    const built = super.createSession(req, data);
+    this.loaded.add(built);
+    return built;
+  }
+
+  /**
+   * A session read earlier is saved only over itself: one destroyed meanwhile (sign-out, on this
+   * host or another) stays destroyed, however late a request that still holds it saves it
+   * (docs/sessions.md "A destroyed session stays destroyed"). A new one (first save, `regenerate`)
+   * is created.
+   */
   override set(sid: string, data: session.SessionData, callback?: (err?: unknown) => void): void {
-    this.guard(() => this.write(sid, JSON.stringify(data), Date.now() + this.idleMs)).then(
+    const onlyIfPresent = this.loaded.has(data);
+    this.guard(() => this.write(sid, JSON.stringify(data), Date.now() + this.idleMs, onlyIfPresent)).then(
       () => callback?.(),
       (err: unknown) => callback?.(err),
     );
@@ -168,7 +191,7 @@ export abstract class SharedSessionStore extends session.Store {
    * cookies (sign-in/revocations.ts), under ids no session can have.
    */
   async setUntil(sid: string, data: object, expiresAt: number): Promise<void> {
-    await this.guard(() => this.write(sid, JSON.stringify(data), expiresAt));
+    await this.guard(() => this.write(sid, JSON.stringify(data), expiresAt, false));
   }
 
   override touch(sid: string, _data: session.SessionData, callback?: (err?: unknown) => void): void {

@@ -14,6 +14,12 @@ export interface AuthTicket {
   /** Expiry, ms since 1970 (UTC). */
   exp: number;
   user: UserAccount;
+  /**
+   * The session the sign-in started (sessions on): sign-out destroys it wherever the store is
+   * shared, which lets a request that still finds it skip the sign-out read (docs/dev-sign-in.md
+   * "Sign-out holds"). Absent when sessions are off.
+   */
+  sid?: string;
 }
 
 const VERSION = 'v1';
@@ -54,6 +60,7 @@ function isTicket(t: unknown): t is AuthTicket {
   return (
     typeof o.tid === 'string' &&
     typeof o.exp === 'number' &&
+    (o.sid === undefined || typeof o.sid === 'string') &&
     typeof user === 'object' &&
     user !== null &&
     typeof user.UserID === 'string' &&

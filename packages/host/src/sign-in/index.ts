@@ -121,6 +121,8 @@ export function createSignInService(
         'utf8',
       ).toString('base64url');
       const bearerMac = crypto.createHmac('sha256', bearerKey).update(bearerPayload).digest('base64url');
+      const authTicket = (sid: string | undefined) =>
+        signAuthTicket({ tid: guid, exp: expires.getTime(), user, ...(sid === undefined ? {} : { sid }) }, authKey);
 
       const values: Array<[string, string, boolean]> = [
         [
@@ -136,7 +138,9 @@ export function createSignInService(
           `${Buffer.from(user.UserID, 'utf8').toString('base64')}.${bearerPayload}.${bearerMac}`,
           false,
         ],
-        [names.authentication, signAuthTicket({ tid: guid, exp: expires.getTime(), user }, authKey), true],
+        // Sized here with the session id of the request (the new one has the same length), signed
+        // again below with the new one, so that nothing is changed when the account is too large.
+        [names.authentication, authTicket(req.session ? req.sessionID : undefined), true],
       ];
       // All or nothing: check every value before writing any cookie.
       for (const [name, value] of values) {
@@ -155,6 +159,7 @@ export function createSignInService(
           session.regenerate((err?: unknown) => (err ? reject(err) : resolve())),
         );
         Object.assign(req.session, { [names.member]: user });
+        values[values.length - 1]![1] = authTicket(req.sessionID);
       }
       const secure = req.ack?.protocol === 'https';
       for (const [name, value, httpOnly] of values) {
@@ -168,7 +173,10 @@ export function createSignInService(
     },
     async clear(req, res) {
       const ticket = ticketOf(req);
-      if (ticket) await revocations.revoke(ticket.tid, ticket.exp);
+      // The sign-out is recorded first, then the sign-in's session is destroyed (the one this
+      // request holds may be another, or none): a request that finds that session may skip the
+      // sign-out read (read below).
+      if (ticket) await revocations.revoke(ticket.tid, ticket.exp, ticket.sid);
       const secure = req.ack?.protocol === 'https';
       if (req.session) {
         const session = req.session;
@@ -185,7 +193,14 @@ export function createSignInService(
     },
     async read(req) {
       const ticket = ticketOf(req);
-      if (!ticket || (await revocations.isRevoked(ticket.tid))) return undefined;
+      if (!ticket) return undefined;
+      // The session this sign-in started, read from the store just now, still holding its member.
+      const member = req.session
+        ? (Reflect.get(req.session, names.member) as Partial<UserAccount> | undefined)
+        : undefined;
+      const sessionHoldsIt =
+        ticket.sid !== undefined && req.sessionID === ticket.sid && member?.UserID === ticket.user.UserID;
+      if (await revocations.isRevoked(ticket.tid, sessionHoldsIt)) return undefined;
       return ticket.user;
     },
   };

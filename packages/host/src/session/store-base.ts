@@ -70,26 +70,38 @@ export abstract class SharedSessionStore extends session.Store {
    */
   protected abandon(): void {}
 
-  /** `op` within `ms`, or a `StoreTimeoutError`; a late outcome of `op` is dropped. */
-  private async withDeadline<T>(op: () => Promise<T>, ms: number): Promise<T> {
+  /**
+   * `op` within `ms`, or a `StoreTimeoutError`; a late outcome of `op` is dropped. One promise and
+   * one timer per call: every signed-in request makes two calls (read, then touch or save).
+   */
+  private withDeadline<T>(op: () => Promise<T>, ms: number): Promise<T> {
     const generation = this.generation;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
-    });
-    const attempt = op();
-    attempt.catch(() => {});
-    try {
-      return await Promise.race([attempt, deadline]);
-    } catch (err) {
-      if (err instanceof StoreTimeoutError && generation === this.generation) {
-        this.generation++;
-        this.abandon();
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (generation === this.generation) {
+          this.generation++;
+          this.abandon();
+        }
+        reject(new StoreTimeoutError(ms));
+      }, ms);
+      let attempt: Promise<T>;
+      try {
+        attempt = op();
+      } catch (err) {
+        clearTimeout(timer);
+        return reject(err as Error);
       }
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
+      attempt.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err as Error);
+        },
+      );
+    });
   }
 
   /** Start-up: waits up to `waitMs` for the database, then fails with a message naming the store. */
@@ -111,25 +123,29 @@ export abstract class SharedSessionStore extends session.Store {
     );
   }
 
-  private async guard<T>(op: () => Promise<T>): Promise<T> {
-    try {
-      const value = await this.withDeadline(op, this.timeoutMs);
-      if (this.down) {
-        this.down = false;
-        if (this.outageLogged) {
-          this.outageLogged = false;
-          this.logger.info(`session store ${this.kind} at ${this.where} is available again`);
-        }
-      }
-      return value;
-    } catch (err) {
-      this.noteFailure(err);
-      throw new ProblemError({
-        status: 503,
-        code: hostProblems.SESSION_STORE_UNAVAILABLE.code,
-        detail: `The session store (${this.kind}) is not available; try again shortly.`,
-        headers: { 'Retry-After': '5' },
-      });
+  private guard<T>(op: () => Promise<T>): Promise<T> {
+    return this.withDeadline(op, this.timeoutMs).then(
+      (value) => {
+        if (this.down) this.recovered();
+        return value;
+      },
+      (err: unknown) => {
+        this.noteFailure(err);
+        throw new ProblemError({
+          status: 503,
+          code: hostProblems.SESSION_STORE_UNAVAILABLE.code,
+          detail: `The session store (${this.kind}) is not available; try again shortly.`,
+          headers: { 'Retry-After': '5' },
+        });
+      },
+    );
+  }
+
+  private recovered(): void {
+    this.down = false;
+    if (this.outageLogged) {
+      this.outageLogged = false;
+      this.logger.info(`session store ${this.kind} at ${this.where} is available again`);
     }
   }
 

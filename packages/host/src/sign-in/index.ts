@@ -7,6 +7,7 @@ import type { Logger } from '../logging/logger.js';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { signAuthTicket, verifyAuthTicket } from './auth-cookie.js';
+import { cookieValue } from './cookie-value.js';
 import { createRevocationList, type RevocationList } from './revocations.js';
 import { computeSignExpiry } from './expiry.js';
 import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } from './user-account.js';
@@ -82,13 +83,10 @@ export function createSignInService(
   const bearerKey = keys.key('bearer-token');
   const base64Json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
 
-  const cookiesOf = (req: Request): Record<string, string> =>
-    (req as { cookies?: Record<string, string> }).cookies ?? {};
-
   const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   // Verified with the current key and any previous ones still valid (rotation, docs/sessions.md).
   const ticketOf = (req: Request) =>
-    verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now());
+    verifyAuthTicket(cookieValue(req.headers.cookie, names.authentication), keys.keys('auth-cookie'), Date.now());
   return {
     cookieNames: names,
     async issue(req, res, input, via = 'sign-in') {
@@ -184,7 +182,7 @@ export function createSignInService(
           session.destroy((err?: unknown) => (err ? reject(err) : resolve())),
         );
         const name = app.SessionState.SessionCookieName;
-        if (cookiesOf(req)[name] !== undefined)
+        if (cookieValue(req.headers.cookie, name) !== undefined)
           res.clearCookie(name, { path: '/', sameSite: 'lax', secure, httpOnly: true });
       }
       for (const name of Object.values(names)) res.clearCookie(name, { path: '/', sameSite: 'lax', secure });
@@ -214,16 +212,36 @@ export function createSignInService(
 export function createSignInPhase(service: SignInService): RequestHandler {
   const parseCookies = cookieParser();
   return (req, res, next) => {
-    parseCookies(req, res, (err?: unknown) => {
-      if (err) return next(err);
+    cookiesWhenRead(req, res, parseCookies);
+    service.read(req).then((user) => {
+      if (user) req.ackUser = user;
+      next();
+    }, next);
+  };
+}
+
+/**
+ * `req.cookies` for modules, parsed by cookie-parser the first time a module reads it: most
+ * requests never do, and the sign-in cookies are large (the phase reads only the authentication
+ * cookie, cookie-value.ts).
+ */
+function cookiesWhenRead(req: Request, res: Response, parseCookies: RequestHandler): void {
+  if (Object.hasOwn(req, 'cookies')) return;
+  const settle = (value: unknown) =>
+    Object.defineProperty(req, 'cookies', { value, writable: true, configurable: true, enumerable: true });
+  Object.defineProperty(req, 'cookies', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      settle(undefined);
+      // Synchronous: cookie-parser calls back at once, and only without an error.
+      void parseCookies(req, res, () => {});
       // cookie-parser turns a `j:` value into a parsed JSON object; this host never issues one and
       // every reader expects text, so such a cookie is dropped rather than reaching a module as an object.
-      const cookies = (req as { cookies?: Record<string, unknown> }).cookies ?? {};
+      const cookies = (req.cookies ?? {}) as Record<string, unknown>;
       for (const name of Object.keys(cookies)) if (typeof cookies[name] !== 'string') delete cookies[name];
-      service.read(req).then((user) => {
-        if (user) req.ackUser = user;
-        next();
-      }, next);
-    });
-  };
+      return cookies;
+    },
+    set: settle,
+  });
 }

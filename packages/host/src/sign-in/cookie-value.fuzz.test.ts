@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import cookieParser from 'cookie-parser';
 import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '../test-support/index.js';
-import { cookieValue } from './cookie-value.js';
+import { cookieValue, ownCookieHeader } from './cookie-value.js';
 
 // The sign-in phase reads the authentication cookie by itself (cookie-value.ts); whatever a client
 // sends in `Cookie`, it must read the value cookie-parser would give modules in `req.cookies`.
@@ -71,5 +71,19 @@ describe('cookieValue', () => {
     expect(cookieValue('ab=1; b=2', 'a')).toBeUndefined();
     expect(cookieValue('novalue; a=1', 'a')).toBe('1');
     expect(cookieValue(undefined, 'a')).toBeUndefined();
+  });
+});
+
+describe('ownCookieHeader (what express-session is shown)', () => {
+  it('holds the one cookie, read as cookie-parser reads it in the whole header', () => {
+    fc.assert(
+      fc.property(fc.oneof(header, pairs), fc.constantFrom(...NAMES.filter((n) => n.trim() === n)), (h, name) => {
+        const whole = cookieParserValue(h, name);
+        const own = cookieParserValue(ownCookieHeader(h, name), name);
+        if (typeof whole === 'string' || whole === undefined) expect(own).toBe(whole);
+        else expect(own).toEqual(whole);
+      }),
+      fuzzOptions(2000),
+    );
   });
 });

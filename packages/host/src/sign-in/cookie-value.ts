@@ -45,6 +45,15 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
+/**
+ * A `Cookie` header holding cookie `name` alone, read by cookie-parser as it reads that cookie in
+ * `header` (what express-session is shown, session/create-session.ts).
+ */
+export function ownCookieHeader(header: string, name: string): string {
+  const value = cookieValue(header, name);
+  return value === undefined ? '' : `${name}=${encodeURIComponent(value)}`;
+}
+
 function startIndex(s: string, index: number, max: number): number {
   do {
     const code = s.charCodeAt(index);

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import cookieParser from 'cookie-parser';
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import type { HostSettings } from '../settings/schema.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -210,38 +209,10 @@ export function createSignInService(
  * signed-out cookie leaves the request anonymous. `{P}.Member` and the other readable cookies are ignored.
  */
 export function createSignInPhase(service: SignInService): RequestHandler {
-  const parseCookies = cookieParser();
-  return (req, res, next) => {
-    cookiesWhenRead(req, res, parseCookies);
+  return (req, _res, next) => {
     service.read(req).then((user) => {
       if (user) req.ackUser = user;
       next();
     }, next);
   };
-}
-
-/**
- * `req.cookies` for modules, parsed by cookie-parser the first time a module reads it: most
- * requests never do, and the sign-in cookies are large (the phase reads only the authentication
- * cookie, cookie-value.ts).
- */
-function cookiesWhenRead(req: Request, res: Response, parseCookies: RequestHandler): void {
-  if (Object.hasOwn(req, 'cookies')) return;
-  const settle = (value: unknown) =>
-    Object.defineProperty(req, 'cookies', { value, writable: true, configurable: true, enumerable: true });
-  Object.defineProperty(req, 'cookies', {
-    configurable: true,
-    enumerable: true,
-    get() {
-      settle(undefined);
-      // Synchronous: cookie-parser calls back at once, and only without an error.
-      void parseCookies(req, res, () => {});
-      // cookie-parser turns a `j:` value into a parsed JSON object; this host never issues one and
-      // every reader expects text, so such a cookie is dropped rather than reaching a module as an object.
-      const cookies = (req.cookies ?? {}) as Record<string, unknown>;
-      for (const name of Object.keys(cookies)) if (typeof cookies[name] !== 'string') delete cookies[name];
-      return cookies;
-    },
-    set: settle,
-  });
 }

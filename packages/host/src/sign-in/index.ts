@@ -5,7 +5,7 @@ import type { Keyring } from '../keys/keyring.js';
 import type { Logger } from '../logging/logger.js';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
-import { signAuthTicket, verifyAuthTicket } from './auth-cookie.js';
+import { createAuthTicketReader, signAuthTicket } from './auth-cookie.js';
 import { cookieValue } from './cookie-value.js';
 import { createRevocationList, type RevocationList } from './revocations.js';
 import { computeSignExpiry } from './expiry.js';
@@ -84,8 +84,8 @@ export function createSignInService(
 
   const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   // Verified with the current key and any previous ones still valid (rotation, docs/sessions.md).
-  const ticketOf = (req: Request) =>
-    verifyAuthTicket(cookieValue(req.headers.cookie, names.authentication), keys.keys('auth-cookie'), Date.now());
+  const readTicket = createAuthTicketReader(() => keys.keys('auth-cookie'));
+  const ticketOf = (req: Request) => readTicket(cookieValue(req.headers.cookie, names.authentication), Date.now());
   return {
     cookieNames: names,
     async issue(req, res, input, via = 'sign-in') {

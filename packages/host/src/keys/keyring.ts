@@ -50,12 +50,22 @@ export function createKeyring(configuredKey: string, keyFile: string, previous: 
   const older = previous.map((p) => ({
     master: p.Key.startsWith('file:') ? Buffer.from(p.Key.slice(5).trim(), 'base64url') : Buffer.from(p.Key, 'utf8'),
     until: Date.parse(p.ValidUntil),
+    // Derived once per purpose: `keys` runs for every signed-in request.
+    derived: new Map<string, Buffer>(),
   }));
+  const olderKey = (o: (typeof older)[number], purpose: string) => {
+    let k = o.derived.get(purpose);
+    if (!k) {
+      k = derive(o.master, purpose);
+      o.derived.set(purpose, k);
+    }
+    return k;
+  };
   return {
     source,
     key,
     keys(purpose, now = Date.now()) {
-      return [key(purpose), ...older.filter((o) => o.until > now).map((o) => derive(o.master, purpose))];
+      return [key(purpose), ...older.filter((o) => o.until > now).map((o) => olderKey(o, purpose))];
     },
   };
 }

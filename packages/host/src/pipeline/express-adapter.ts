@@ -1,5 +1,6 @@
 import http from 'node:http';
 import http2 from 'node:http2';
+import cookieParser from 'cookie-parser';
 import express, { type Express, type RequestHandler } from 'express';
 import { AckServerResponse } from '../http/response-head/response.js';
 import { AckHttp2Response } from './http2-adapter.js';
@@ -70,9 +71,38 @@ export function createMiddlewareRunner(
 function expressOver(requestPrototype: object, responsePrototype: object): Express {
   const app = express();
   const request: object = Object.create(requestPrototype, Object.getOwnPropertyDescriptors(express.request));
+  Object.defineProperty(request, 'cookies', cookiesWhenRead);
   const response: object = Object.create(responsePrototype, Object.getOwnPropertyDescriptors(express.response));
   const own = { app: { configurable: true, enumerable: true, writable: true, value: app } };
   app.request = Object.create(request, own);
   app.response = Object.create(response, own);
   return app;
 }
+
+const parseCookies = cookieParser();
+const settleCookies = (req: object, value: unknown) =>
+  Object.defineProperty(req, 'cookies', { value, writable: true, configurable: true, enumerable: true });
+
+/**
+ * `req.cookies` for modules, parsed by cookie-parser the first time a request's is read: most
+ * requests never read it, and a signed-in browser sends large cookies (the sign-in phase reads the
+ * authentication cookie alone, sign-in/cookie-value.ts). Set on the request prototypes once, so
+ * that nothing is done per request until a module asks.
+ */
+const cookiesWhenRead: PropertyDescriptor = {
+  configurable: true,
+  enumerable: true,
+  get(this: express.Request) {
+    settleCookies(this, undefined);
+    // Synchronous: cookie-parser calls back at once, and never with an error.
+    void parseCookies(this, this.res!, () => {});
+    // cookie-parser turns a `j:` value into a parsed JSON object; this host never issues one and
+    // every reader expects text, so such a cookie is dropped rather than reaching a module as an object.
+    const cookies = (this.cookies ?? {}) as Record<string, unknown>;
+    for (const name of Object.keys(cookies)) if (typeof cookies[name] !== 'string') delete cookies[name];
+    return cookies;
+  },
+  set(this: express.Request, value: unknown) {
+    settleCookies(this, value);
+  },
+};

@@ -18,6 +18,7 @@ import {
 } from './connection-string.js';
 import type * as SqlStore from './sql-store.js';
 import { describeError, type SharedSessionStore } from './store-base.js';
+import { ownCookieHeader } from '../sign-in/cookie-value.js';
 
 export interface SessionState {
   /** The one session middleware: both Express applications and WebSocket upgrades run it. */
@@ -76,8 +77,9 @@ export async function createSessionState(
       await sharedStore.shutdown();
     };
   }
-  const middleware = session({
-    name: state.SessionCookieName,
+  const name = state.SessionCookieName;
+  const sessions = session({
+    name,
     secret: secrets,
     store,
     resave: false,
@@ -85,6 +87,32 @@ export async function createSessionState(
     rolling: false,
     cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', path: '/' },
   });
+  // express-session parses and percent-decodes every cookie of the header to find its own, and a
+  // signed-in browser sends the whole sign-in set with it: it is shown a header with its own cookie
+  // alone, which it reads before it calls the store, and the request gets its header back before
+  // anything else runs (docs/benchmarks.md "Where a signed-in request's time goes").
+  const middleware: RequestHandler = (req, res, next) => {
+    const header = req.headers.cookie;
+    if (header === undefined) return sessions(req, res, next);
+    const parsed = Object.hasOwn(req, 'cookies');
+    let given = false;
+    const giveBack = () => {
+      if (given) return;
+      given = true;
+      req.headers.cookie = header;
+      // Without its cookie express-session looks in `req.cookies`, parsed on reading: from this header.
+      if (!parsed) Reflect.deleteProperty(req, 'cookies');
+    };
+    req.headers.cookie = ownCookieHeader(header, name);
+    try {
+      sessions(req, res, (err?: unknown) => {
+        giveBack();
+        next(err);
+      });
+    } finally {
+      giveBack();
+    }
+  };
   return { middleware, store, shared, close };
 }
 

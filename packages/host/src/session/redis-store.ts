@@ -96,8 +96,9 @@ export class RedisSessionStore extends SharedSessionStore {
     return (await this.ready().get(this.prefix + sid)) ?? undefined;
   }
 
-  protected async write(sid: string, json: string, expires: number): Promise<void> {
-    await this.ready().set(this.prefix + sid, json, { PX: Math.max(1, expires - Date.now()) });
+  protected async write(sid: string, json: string, expires: number, onlyIfPresent: boolean): Promise<void> {
+    const px = Math.max(1, expires - Date.now());
+    await this.ready().set(this.prefix + sid, json, onlyIfPresent ? { PX: px, XX: true } : { PX: px });
   }
 
   protected async extend(sid: string, expires: number): Promise<void> {

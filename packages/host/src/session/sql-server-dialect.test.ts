@@ -49,10 +49,16 @@ describe('SqlServer session store SQL', () => {
     expect(q.bindings).toEqual([1, 'abc', 1000]);
   });
 
-  it('updates, touches only a live session, and deletes expired rows', () => {
+  it('updates, saves over and touches only a live session, and deletes expired rows', () => {
     expect(store.updateQuery('abc', '{}', 5).toSQL().toNative().sql).toBe(
       'update [ack].[SessionData] set [sess] = @p0, [expires] = @p1 where [sid] = @p2;select @@rowcount',
     );
+    // A session read earlier is saved only over a live row: one destroyed meanwhile stays destroyed.
+    const live = store.updateLiveQuery('abc', '{}', 9000, 1000).toSQL().toNative();
+    expect(live.sql).toBe(
+      'update [ack].[SessionData] set [sess] = @p0, [expires] = @p1 where [sid] = @p2 and [expires] > @p3;select @@rowcount',
+    );
+    expect(live.bindings).toEqual(['{}', 9000, 'abc', 1000]);
     const touch = store.touchQuery('abc', 9000, 1000).toSQL().toNative();
     expect(touch.sql).toBe(
       'update [ack].[SessionData] set [expires] = @p0 where [sid] = @p1 and [expires] > @p2;select @@rowcount',

@@ -105,8 +105,15 @@ export class SqlSessionStore extends SharedSessionStore {
     return row?.sess;
   }
 
-  /** Insert or replace. knex has no upsert for SQL Server: update first, insert when no row was there. */
-  protected async write(sid: string, sess: string, expires: number): Promise<void> {
+  /**
+   * Insert or replace; `onlyIfPresent`: replace a row that is there and not expired, or nothing.
+   * knex has no upsert for SQL Server: update first, insert when no row was there.
+   */
+  protected async write(sid: string, sess: string, expires: number, onlyIfPresent: boolean): Promise<void> {
+    if (onlyIfPresent) {
+      await this.timed(this.updateLiveQuery(sid, sess, expires, Date.now()));
+      return;
+    }
     if (this.dialect !== 'mssql') {
       await this.timed(this.rows().insert({ sid, sess, expires }).onConflict('sid').merge(['sess', 'expires']));
       return;
@@ -122,6 +129,11 @@ export class SqlSessionStore extends SharedSessionStore {
 
   updateQuery(sid: string, sess: string, expires: number): Knex.QueryBuilder<object, number> {
     return this.rows().where('sid', sid).update({ sess, expires });
+  }
+
+  /** Replaces a session only while it is there and not expired (docs/sessions.md "A destroyed session stays destroyed"). */
+  updateLiveQuery(sid: string, sess: string, expires: number, now: number): Knex.QueryBuilder<object, number> {
+    return this.rows().where('sid', sid).andWhere('expires', '>', now).update({ sess, expires });
   }
 
   touchQuery(sid: string, expires: number, now: number): Knex.QueryBuilder<object, number> {

@@ -1,4 +1,5 @@
 import session from 'express-session';
+import type express from 'express';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { redactSecretsInText } from '../settings/redact.js';
@@ -31,6 +32,11 @@ export abstract class SharedSessionStore extends session.Store {
   private outageLogged = false;
   /** Bumped on each abandon(), so that several calls timing out together abandon once. */
   private generation = 0;
+  /**
+   * The sessions express-session built from what this store read (it builds them through
+   * `createSession`): saved back only while they are still there, never created again.
+   */
+  private readonly loaded = new WeakSet<object>();
 
   protected constructor(
     /** `MySql`, `SqlServer`, `PostgreSql` or `Redis`: named in every message. */
@@ -48,7 +54,11 @@ export abstract class SharedSessionStore extends session.Store {
   /** Checks the database once: connects and, for SQL, creates the schema and table when missing. */
   protected abstract prepare(): Promise<void>;
   protected abstract read(sid: string, now: number): Promise<string | undefined>;
-  protected abstract write(sid: string, json: string, expires: number): Promise<void>;
+  /**
+   * Writes the entry; with `onlyIfPresent`, only over one that is there and not expired (in one
+   * statement, so that a destroy cannot fall between a check and the write).
+   */
+  protected abstract write(sid: string, json: string, expires: number, onlyIfPresent: boolean): Promise<void>;
   protected abstract extend(sid: string, expires: number): Promise<void>;
   protected abstract remove(sid: string): Promise<void>;
   /** Deletes expired sessions; SQL stores only (Redis expires keys itself). */
@@ -60,26 +70,38 @@ export abstract class SharedSessionStore extends session.Store {
    */
   protected abandon(): void {}
 
-  /** `op` within `ms`, or a `StoreTimeoutError`; a late outcome of `op` is dropped. */
-  private async withDeadline<T>(op: () => Promise<T>, ms: number): Promise<T> {
+  /**
+   * `op` within `ms`, or a `StoreTimeoutError`; a late outcome of `op` is dropped. One promise and
+   * one timer per call: every signed-in request makes two calls (read, then touch or save).
+   */
+  private withDeadline<T>(op: () => Promise<T>, ms: number): Promise<T> {
     const generation = this.generation;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
-    });
-    const attempt = op();
-    attempt.catch(() => {});
-    try {
-      return await Promise.race([attempt, deadline]);
-    } catch (err) {
-      if (err instanceof StoreTimeoutError && generation === this.generation) {
-        this.generation++;
-        this.abandon();
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (generation === this.generation) {
+          this.generation++;
+          this.abandon();
+        }
+        reject(new StoreTimeoutError(ms));
+      }, ms);
+      let attempt: Promise<T>;
+      try {
+        attempt = op();
+      } catch (err) {
+        clearTimeout(timer);
+        return reject(err as Error);
       }
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
+      attempt.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err as Error);
+        },
+      );
+    });
   }
 
   /** Start-up: waits up to `waitMs` for the database, then fails with a message naming the store. */
@@ -101,25 +123,29 @@ export abstract class SharedSessionStore extends session.Store {
     );
   }
 
-  private async guard<T>(op: () => Promise<T>): Promise<T> {
-    try {
-      const value = await this.withDeadline(op, this.timeoutMs);
-      if (this.down) {
-        this.down = false;
-        if (this.outageLogged) {
-          this.outageLogged = false;
-          this.logger.info(`session store ${this.kind} at ${this.where} is available again`);
-        }
-      }
-      return value;
-    } catch (err) {
-      this.noteFailure(err);
-      throw new ProblemError({
-        status: 503,
-        code: hostProblems.SESSION_STORE_UNAVAILABLE.code,
-        detail: `The session store (${this.kind}) is not available; try again shortly.`,
-        headers: { 'Retry-After': '5' },
-      });
+  private guard<T>(op: () => Promise<T>): Promise<T> {
+    return this.withDeadline(op, this.timeoutMs).then(
+      (value) => {
+        if (this.down) this.recovered();
+        return value;
+      },
+      (err: unknown) => {
+        this.noteFailure(err);
+        throw new ProblemError({
+          status: 503,
+          code: hostProblems.SESSION_STORE_UNAVAILABLE.code,
+          detail: `The session store (${this.kind}) is not available; try again shortly.`,
+          headers: { 'Retry-After': '5' },
+        });
+      },
+    );
+  }
+
+  private recovered(): void {
+    this.down = false;
+    if (this.outageLogged) {
+      this.outageLogged = false;
+      this.logger.info(`session store ${this.kind} at ${this.where} is available again`);
     }
   }
 
@@ -156,8 +182,21 @@ export abstract class SharedSessionStore extends session.Store {
     }, callback);
   }
 
+  override createSession<Req extends express.Request>(req: Req, data: session.SessionData) {
+    const built = super.createSession(req, data);
+    this.loaded.add(built);
+    return built;
+  }
+
+  /**
+   * A session read earlier is saved only over itself: one destroyed meanwhile (sign-out, on this
+   * host or another) stays destroyed, however late a request that still holds it saves it
+   * (docs/sessions.md "A destroyed session stays destroyed"). A new one (first save, `regenerate`)
+   * is created.
+   */
   override set(sid: string, data: session.SessionData, callback?: (err?: unknown) => void): void {
-    this.guard(() => this.write(sid, JSON.stringify(data), Date.now() + this.idleMs)).then(
+    const onlyIfPresent = this.loaded.has(data);
+    this.guard(() => this.write(sid, JSON.stringify(data), Date.now() + this.idleMs, onlyIfPresent)).then(
       () => callback?.(),
       (err: unknown) => callback?.(err),
     );
@@ -168,7 +207,7 @@ export abstract class SharedSessionStore extends session.Store {
    * cookies (sign-in/revocations.ts), under ids no session can have.
    */
   async setUntil(sid: string, data: object, expiresAt: number): Promise<void> {
-    await this.guard(() => this.write(sid, JSON.stringify(data), expiresAt));
+    await this.guard(() => this.write(sid, JSON.stringify(data), expiresAt, false));
   }
 
   override touch(sid: string, _data: session.SessionData, callback?: (err?: unknown) => void): void {

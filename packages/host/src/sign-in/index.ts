@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
-import cookieParser from 'cookie-parser';
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import type { HostSettings } from '../settings/schema.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { Logger } from '../logging/logger.js';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
-import { signAuthTicket, verifyAuthTicket } from './auth-cookie.js';
+import { createAuthTicketReader, signAuthTicket } from './auth-cookie.js';
+import { cookieValue } from './cookie-value.js';
 import { createRevocationList, type RevocationList } from './revocations.js';
 import { computeSignExpiry } from './expiry.js';
 import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } from './user-account.js';
@@ -82,13 +82,10 @@ export function createSignInService(
   const bearerKey = keys.key('bearer-token');
   const base64Json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
 
-  const cookiesOf = (req: Request): Record<string, string> =>
-    (req as { cookies?: Record<string, string> }).cookies ?? {};
-
   const shown = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   // Verified with the current key and any previous ones still valid (rotation, docs/sessions.md).
-  const ticketOf = (req: Request) =>
-    verifyAuthTicket(cookiesOf(req)[names.authentication], keys.keys('auth-cookie'), Date.now());
+  const readTicket = createAuthTicketReader(() => keys.keys('auth-cookie'));
+  const ticketOf = (req: Request) => readTicket(cookieValue(req.headers.cookie, names.authentication), Date.now());
   return {
     cookieNames: names,
     async issue(req, res, input, via = 'sign-in') {
@@ -121,6 +118,8 @@ export function createSignInService(
         'utf8',
       ).toString('base64url');
       const bearerMac = crypto.createHmac('sha256', bearerKey).update(bearerPayload).digest('base64url');
+      const authTicket = (sid: string | undefined) =>
+        signAuthTicket({ tid: guid, exp: expires.getTime(), user, ...(sid === undefined ? {} : { sid }) }, authKey);
 
       const values: Array<[string, string, boolean]> = [
         [
@@ -136,7 +135,9 @@ export function createSignInService(
           `${Buffer.from(user.UserID, 'utf8').toString('base64')}.${bearerPayload}.${bearerMac}`,
           false,
         ],
-        [names.authentication, signAuthTicket({ tid: guid, exp: expires.getTime(), user }, authKey), true],
+        // Sized here with the session id of the request (the new one has the same length), signed
+        // again below with the new one, so that nothing is changed when the account is too large.
+        [names.authentication, authTicket(req.session ? req.sessionID : undefined), true],
       ];
       // All or nothing: check every value before writing any cookie.
       for (const [name, value] of values) {
@@ -155,6 +156,7 @@ export function createSignInService(
           session.regenerate((err?: unknown) => (err ? reject(err) : resolve())),
         );
         Object.assign(req.session, { [names.member]: user });
+        values[values.length - 1]![1] = authTicket(req.sessionID);
       }
       const secure = req.ack?.protocol === 'https';
       for (const [name, value, httpOnly] of values) {
@@ -168,7 +170,10 @@ export function createSignInService(
     },
     async clear(req, res) {
       const ticket = ticketOf(req);
-      if (ticket) await revocations.revoke(ticket.tid, ticket.exp);
+      // The sign-out is recorded first, then the sign-in's session is destroyed (the one this
+      // request holds may be another, or none): a request that finds that session may skip the
+      // sign-out read (read below).
+      if (ticket) await revocations.revoke(ticket.tid, ticket.exp, ticket.sid);
       const secure = req.ack?.protocol === 'https';
       if (req.session) {
         const session = req.session;
@@ -176,7 +181,7 @@ export function createSignInService(
           session.destroy((err?: unknown) => (err ? reject(err) : resolve())),
         );
         const name = app.SessionState.SessionCookieName;
-        if (cookiesOf(req)[name] !== undefined)
+        if (cookieValue(req.headers.cookie, name) !== undefined)
           res.clearCookie(name, { path: '/', sameSite: 'lax', secure, httpOnly: true });
       }
       for (const name of Object.values(names)) res.clearCookie(name, { path: '/', sameSite: 'lax', secure });
@@ -185,7 +190,14 @@ export function createSignInService(
     },
     async read(req) {
       const ticket = ticketOf(req);
-      if (!ticket || (await revocations.isRevoked(ticket.tid))) return undefined;
+      if (!ticket) return undefined;
+      // The session this sign-in started, read from the store just now, still holding its member.
+      const member = req.session
+        ? (Reflect.get(req.session, names.member) as Partial<UserAccount> | undefined)
+        : undefined;
+      const sessionHoldsIt =
+        ticket.sid !== undefined && req.sessionID === ticket.sid && member?.UserID === ticket.user.UserID;
+      if (await revocations.isRevoked(ticket.tid, sessionHoldsIt)) return undefined;
       return ticket.user;
     },
   };
@@ -197,18 +209,10 @@ export function createSignInService(
  * signed-out cookie leaves the request anonymous. `{P}.Member` and the other readable cookies are ignored.
  */
 export function createSignInPhase(service: SignInService): RequestHandler {
-  const parseCookies = cookieParser();
-  return (req, res, next) => {
-    parseCookies(req, res, (err?: unknown) => {
-      if (err) return next(err);
-      // cookie-parser turns a `j:` value into a parsed JSON object; this host never issues one and
-      // every reader expects text, so such a cookie is dropped rather than reaching a module as an object.
-      const cookies = (req as { cookies?: Record<string, unknown> }).cookies ?? {};
-      for (const name of Object.keys(cookies)) if (typeof cookies[name] !== 'string') delete cookies[name];
-      service.read(req).then((user) => {
-        if (user) req.ackUser = user;
-        next();
-      }, next);
-    });
+  return (req, _res, next) => {
+    service.read(req).then((user) => {
+      if (user) req.ackUser = user;
+      next();
+    }, next);
   };
 }

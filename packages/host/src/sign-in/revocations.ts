@@ -14,11 +14,21 @@ import { openRevocationFile } from './revocation-file.js';
  * cookie's expiry, so that a cookie signed out on one host is refused by all.
  */
 export interface RevocationList {
-  revoke(tokenId: string, expiresAtMs: number): Promise<void>;
+  /**
+   * Records the sign-out of `tokenId`, then destroys `sessionId` (the session that sign-in
+   * started) in the shared store: recorded first, so that no host finds the session gone and the
+   * sign-out not yet recorded.
+   */
+  revoke(tokenId: string, expiresAtMs: number, sessionId?: string): Promise<void>;
   /** A sign-out another worker recorded and announced: kept in this process. */
   heard(tokenId: string, expiresAtMs: number): void;
-  /** True when the token id was signed out and has not expired yet. */
-  isRevoked(tokenId: string): Promise<boolean>;
+  /**
+   * True when the token id was signed out and has not expired yet. `sessionHoldsIt`: the request's
+   * session, read from the shared store, is the one this sign-in started, so the store holds no
+   * completed sign-out of it (sign-out destroys that session): only this process's list is asked,
+   * not the file or the store (docs/dev-sign-in.md "Sign-out holds").
+   */
+  isRevoked(tokenId: string, sessionHoldsIt?: boolean): Promise<boolean>;
 }
 
 export interface RevocationOptions {
@@ -67,7 +77,7 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
     }
   };
   return {
-    async revoke(tokenId, expiresAtMs) {
+    async revoke(tokenId, expiresAtMs, sessionId) {
       if (expiresAtMs <= Date.now()) return;
       remember(tokenId, expiresAtMs);
       announce?.(tokenId, expiresAtMs);
@@ -78,15 +88,21 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
         );
       }
       const record: RevokedRecord = { revoked: true, until: expiresAtMs };
-      await sharedStore?.setUntil(REVOKED_KEY_PREFIX + tokenId, record, expiresAtMs);
+      if (!sharedStore) return;
+      await sharedStore.setUntil(REVOKED_KEY_PREFIX + tokenId, record, expiresAtMs);
+      if (sessionId === undefined) return;
+      await new Promise<void>((resolve, reject) =>
+        sharedStore.destroy(sessionId, (err) => (err ? reject(err as Error) : resolve())),
+      );
     },
     heard: remember,
-    async isRevoked(tokenId) {
+    async isRevoked(tokenId, sessionHoldsIt = false) {
       const exp = local.get(tokenId);
       if (exp !== undefined) {
         if (exp > Date.now()) return true;
         local.delete(tokenId);
       }
+      if (sessionHoldsIt && sharedStore) return false;
       if (file) {
         // Signed out by an earlier run of this host or by another process on this home.
         const added = await file.refresh().then(

@@ -37,6 +37,7 @@ const accountModule: AckModuleFactory = (ctx) => {
     res.json({ ok: true });
   });
   router.get('/session', (req, res) => res.json(req.session ?? null));
+  router.get('/cookies', (req, res) => res.json(req.cookies));
   return { routes: [{ mount: '/account/api', handler: router }] };
 };
 
@@ -105,6 +106,15 @@ describe('sign-in cookies (host)', () => {
     // Signed for another purpose (the session key) is not an authentication cookie.
     const otherPurpose = signAuthTicket({ tid: 'x', exp: Date.now() + 60_000, user }, t.host.keys.key('antiforgery'));
     expect(await me(t.url, `app.AuthenticationScheme=${otherPurpose}`)).toBeNull();
+  });
+
+  it('modules read req.cookies as cookie-parser gives it, text only (a j: JSON cookie is dropped)', async () => {
+    const res = await fetch(`${t.url}/account/api/cookies`, {
+      headers: { cookie: 'plain=a%20b; quoted="q"; plain=second; json=j%3A%7B%22a%22%3A1%7D; notjson=j%3A%7B' },
+    });
+    expect(await res.json()).toEqual({ plain: 'a b', quoted: 'q', notjson: 'j:{' });
+    // Nearest neighbour: no Cookie header, no cookies.
+    expect(await (await fetch(`${t.url}/account/api/cookies`)).json()).toEqual({});
   });
 
   it('clear() expires exactly the cookie set, not other cookies with the prefix', async () => {

@@ -4,22 +4,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestHosts } from '@ack/host/test-support';
+import { recordLoadedModules } from '../test-support/loaded-modules.js';
 import { startAckServe } from '../test-support/spawn-ack.js';
 
 // `ack serve` loads the code of a capability only when the settings or a request use it
 // (docs/architecture.md, "What loads only when used"): WebSocket (`ws`) at the first upgrade, the rolling log file
 // (winston-daily-rotate-file, moment) with the first File sink, the upload parser (multer) at the
-// first upload. Checked by listing every CommonJS module the process loaded (ESM imports of
-// CommonJS packages land in the same cache) when it exits.
+// first upload. Checked by listing every module the process loaded when it exits: the files of the
+// command's bundle and the modules each holds, and the packages loaded from node_modules.
 const hosts = useTestHosts();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-lazy-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-const preload = path.join(dir, 'preload.cjs');
-fs.writeFileSync(
-  preload,
-  `const fs = require('node:fs');
-process.on('exit', () => fs.writeFileSync(process.env.ACK_LAZY_OUT, Object.keys(require.cache).join('\\n')));`,
-);
+const recorder = recordLoadedModules(dir);
 
 const console = { Name: 'Console', Args: {} };
 const socketModule = {
@@ -29,15 +25,13 @@ const socketModule = {
 
 /** Starts `ack serve` on a home, runs `use` against it, stops it, and names the packages it loaded. */
 async function loadedPackages(appDir: string, use: (url: string) => Promise<void> = async () => {}) {
-  const out = path.join(dir, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const served = await startAckServe(['--app-dir', appDir, '--port', '0', '--host', '127.0.0.1'], {
-    NODE_OPTIONS: `--require ${preload}`,
-    ACK_LAZY_OUT: out,
+    NODE_OPTIONS: recorder.nodeOptions.join(' '),
   });
   await use(served.url);
   served.child.kill('SIGTERM');
   expect(await served.exited, served.output()).toBe(0);
-  const files = fs.readFileSync(out, 'utf8').split('\n');
+  const files = recorder.take();
   return (name: string) => files.some((f) => f.includes(`/node_modules/${name}/`));
 }
 

@@ -60,6 +60,22 @@ const ownUrls = {
   },
 };
 
+/**
+ * zod exports every language's messages (`z.locales`, `z.core.locales`: 64 modules, a seventh of the bundle);
+ * nothing here reads them, and zod takes its English default from its own module, not from these.
+ */
+const noZodLocales = {
+  name: 'no-zod-locales',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/.test(args.importer)
+        ? { path: 'zod-locales', namespace: 'no-zod-locales' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'no-zod-locales' }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
+
 export const bundleOptions = {
   entryPoints: { bin: path.join(dist, 'main.js') },
   outdir: dist,
@@ -79,7 +95,7 @@ export const bundleOptions = {
   banner: {
     js: "import { createRequire as __ackRequire } from 'node:module';\nconst require = __ackRequire(import.meta.url);",
   },
-  plugins: [ownUrls],
+  plugins: [ownUrls, noZodLocales],
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,

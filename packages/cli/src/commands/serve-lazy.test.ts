@@ -8,10 +8,11 @@ import { recordLoadedModules } from '../test-support/loaded-modules.js';
 import { startAckServe } from '../test-support/spawn-ack.js';
 
 // `ack serve` loads the code of a capability only when the settings or a request use it
-// (docs/architecture.md, "What loads only when used"): WebSocket (`ws`) at the first upgrade, the rolling log file
-// (winston-daily-rotate-file, moment) with the first File sink, the upload parser (multer) at the
-// first upload. Checked by listing every module the process loaded when it exits: the files of the
-// command's bundle and the modules each holds, and the packages loaded from node_modules.
+// (docs/architecture.md, "What loads only when used"): WebSocket (`ws`) at the first upgrade, the
+// rolling log file (winston-daily-rotate-file, moment) with the first File sink, the upload parser
+// (multer) at the first upload; zod comes without its 64 locales. Checked by listing every module
+// the process loaded when it exits: the files of the command's bundle and the modules each holds,
+// and the packages loaded from node_modules.
 const hosts = useTestHosts();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-lazy-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -32,7 +33,7 @@ async function loadedPackages(appDir: string, use: (url: string) => Promise<void
   served.child.kill('SIGTERM');
   expect(await served.exited, served.output()).toBe(0);
   const files = recorder.take();
-  return (name: string) => files.some((f) => f.includes(`/node_modules/${name}/`));
+  return Object.assign((name: string) => files.some((f) => f.includes(`/node_modules/${name}/`)), { files });
 }
 
 function upgrade(url: string): Promise<number> {
@@ -62,6 +63,9 @@ describe('ack serve loads a capability when it is used', () => {
     expect(loaded('ws')).toBe(false);
     expect(loaded('multer')).toBe(false);
     expect(loaded('winston-daily-rotate-file')).toBe(false);
+    // zod's messages in every language: nothing reads them; English comes from its own module.
+    expect(loaded('zod')).toBe(true);
+    expect(loaded.files.filter((f) => /\/zod\/v4\/locales\/(?!en\.js$)/.test(f))).toEqual([]);
   }, 30_000);
 
   it('loads ws at the first upgrade, and the rolling log file with a File sink', async () => {

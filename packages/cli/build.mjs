@@ -76,6 +76,25 @@ const noZodLocales = {
   },
 };
 
+/**
+ * `node:http` is taken with require(), not import: an import makes Node build an ES module view of
+ * it, which reads every export, and on Node 22 one of them loads Node's bundled fetch and WebSocket
+ * client (undici): about 20 ms more for `ack sync upload --help`. Taking every Node module this way
+ * measured slower for `ack serve`, so only this one is (docs/benchmarks.md "Start-up profile").
+ */
+const httpByRequire = {
+  name: 'http-by-require',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === 'require-call' ? undefined : { path: args.path, namespace: 'http-by-require' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'http-by-require' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
 export const bundleOptions = {
   entryPoints: { bin: path.join(dist, 'main.js') },
   outdir: dist,
@@ -95,7 +114,7 @@ export const bundleOptions = {
   banner: {
     js: "import { createRequire as __ackRequire } from 'node:module';\nconst require = __ackRequire(import.meta.url);",
   },
-  plugins: [ownUrls, noZodLocales],
+  plugins: [ownUrls, noZodLocales, httpByRequire],
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import module from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -35,5 +36,15 @@ describe('the ack command', () => {
   it('loads the host for ack check (its neighbour that needs it)', () => {
     const files = loadedBy(['check', '--help']);
     expect(files.some((f) => /\/host\/dist\//.test(f))).toBe(true);
+  });
+
+  it('keeps its compiled code in a compile cache where Node has one (22.1 and later), else writes none', () => {
+    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+    delete env.NODE_COMPILE_CACHE;
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    execFileSync(process.execPath, [ACK_BIN, '--version'], { encoding: 'utf8', env });
+    const hasCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+    expect(fs.existsSync(path.join(tmp, 'node-compile-cache'))).toBe(hasCache);
   });
 });

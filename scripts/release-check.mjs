@@ -32,6 +32,8 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-release-'));
 const packs = path.join(work, 'packs');
 const project = path.join(work, 'project');
 const children = [];
+// The dependencies and peers of each package packed so far, by folder name (host before cli).
+const declaredBy = {};
 // A sync token for the consumer's wwwroot module, written into the copy only.
 const syncToken = crypto.randomBytes(18).toString('base64url');
 
@@ -210,18 +212,28 @@ function checkTarball(name, file) {
     ...Object.keys(manifest.dependencies ?? {}),
     ...Object.keys(manifest.peerDependencies ?? {}),
   ]);
+  declaredBy[name] = declared;
   const builtins = new Set(builtinModules);
   for (const p of listing.filter((f) => f.startsWith('dist/') && /\.(m?js|d\.ts)$/.test(f))) {
     const text = fs.readFileSync(path.join(unpacked, 'package', p), 'utf8');
-    for (const m of text.matchAll(
-      /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|(?:\brequire|\))\.resolve\(\s*)['"]([^'"./][^'"]*)['"]/g,
-    )) {
-      const specifier = m[1];
-      if (specifier.startsWith('node:') || builtins.has(specifier)) continue;
-      const pkgName = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
-      const types = `@types/${pkgName.replace(/^@([^/]+)\/(.+)$/, '$1__$2')}`;
-      if (!declared.has(pkgName) && !(p.endsWith('.d.ts') && declared.has(types)))
-        fail(`@ack/${name}: ${p} imports ${specifier}, which is not among its dependencies`);
+    for (const [owner, code] of bundledModules(text)) {
+      for (const m of code.matchAll(
+        /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|((?:\brequire|\))\.resolve\(\s*))['"]([^'"./][^'"]*)['"]/g,
+      )) {
+        const specifier = m[2];
+        if (specifier.startsWith('node:') || builtins.has(specifier)) continue;
+        const pkgName = specifier.startsWith('@')
+          ? specifier.split('/').slice(0, 2).join('/')
+          : specifier.split('/')[0];
+        const types = `@types/${pkgName.replace(/^@([^/]+)\/(.+)$/, '$1__$2')}`;
+        // An import resolves from the file that ships; a `.resolve(...)` of a bundled module of
+        // another package from that package's own place (the ack bundle's own-module-urls step).
+        const deps = m[1] && owner ? declaredBy[owner] : declared;
+        if (!deps.has(pkgName) && !(p.endsWith('.d.ts') && deps.has(types)))
+          fail(
+            `@ack/${name}: ${p} imports ${specifier}, which is not among the dependencies of @ack/${m[1] && owner ? owner : name}`,
+          );
+      }
     }
   }
   // Every source map must point at sources that ship, or a debugger shows nothing.
@@ -235,6 +247,25 @@ function checkTarball(name, file) {
       }
     }
   }
+}
+
+/**
+ * The modules of a file, each with the package of this repository it came from: a file of the `ack`
+ * bundle (packages/cli/build.mjs) holds modules of @ack/host and @ack/wwwroot, each after the
+ * `// ../<package>/dist/...` line esbuild writes; any other module (of a tsc output, of the CLI, of a
+ * bundled library) has none.
+ */
+function bundledModules(text) {
+  const out = [];
+  let owner = null;
+  let start = 0;
+  for (const m of text.matchAll(/^\/\/ (?:\.\.\/(host|wwwroot)\/dist\/)?\S+\.[cm]?js$/gm)) {
+    out.push([owner, text.slice(start, m.index)]);
+    owner = m[1] ?? null;
+    start = m.index;
+  }
+  out.push([owner, text.slice(start)]);
+  return out;
 }
 
 function exportTargets(exports, out = {}) {

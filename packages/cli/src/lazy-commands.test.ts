@@ -1,55 +1,50 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import module from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { recordLoadedModules } from './test-support/loaded-modules.js';
 import { ACK_BIN } from './test-support/spawn-ack.js';
 
 // The ack command loads only the command it runs (docs/architecture.md "The ack command"): a sync
-// push or `--version` never pays for the host's start-up. Checked by recording every ES module the
-// built command resolves (a module resolve hook), as users run it.
+// push or `--version` never pays for the host's start-up. Checked by recording every module the
+// built command loads (the modules in each file of its bundle it loads), as users run it.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-imports-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-const log = path.join(dir, 'resolved.txt');
-fs.writeFileSync(
-  path.join(dir, 'hooks.mjs'),
-  `import fs from 'node:fs';
-export async function resolve(specifier, context, next) {
-  const result = await next(specifier, context);
-  fs.appendFileSync(${JSON.stringify(log)}, result.url + '\\n');
-  return result;
-}`,
-);
-fs.writeFileSync(
-  path.join(dir, 'register.mjs'),
-  `import { register } from 'node:module';
-register(${JSON.stringify(pathToFileURL(path.join(dir, 'hooks.mjs')).href)});`,
-);
+const recorder = recordLoadedModules(dir);
 
-function resolvedBy(args: string[]): string[] {
-  fs.rmSync(log, { force: true });
-  execFileSync(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, ACK_BIN, ...args], {
-    encoding: 'utf8',
-  });
-  return fs.readFileSync(log, 'utf8').trim().split('\n');
+function loadedBy(args: string[]): string[] {
+  execFileSync(process.execPath, [...recorder.nodeOptions, ACK_BIN, ...args], { encoding: 'utf8' });
+  return recorder.take();
 }
 
-const hostCode = (urls: string[]) => urls.filter((u) => /\/(host|wwwroot)\/dist\//.test(u) || u.includes('/express/'));
+const hostCode = (files: string[]) =>
+  files.filter((f) => /\/(host|wwwroot)\/dist\//.test(f) || f.includes('/express/'));
 
 describe('the ack command', () => {
   it('loads no host code for --version', () => {
-    expect(hostCode(resolvedBy(['--version']))).toEqual([]);
+    expect(hostCode(loadedBy(['--version']))).toEqual([]);
   });
 
   it('loads no host code for ack sync upload', () => {
-    const urls = resolvedBy(['sync', 'upload', '--help']);
-    expect(urls.some((u) => u.includes('/commands/sync.js'))).toBe(true);
-    expect(hostCode(urls)).toEqual([]);
+    const files = loadedBy(['sync', 'upload', '--help']);
+    expect(files.some((f) => f.endsWith('/commands/sync.js'))).toBe(true);
+    expect(hostCode(files)).toEqual([]);
   });
 
   it('loads the host for ack check (its neighbour that needs it)', () => {
-    const urls = resolvedBy(['check', '--help']);
-    expect(urls.some((u) => /\/host\/dist\/index\.js$/.test(u))).toBe(true);
+    const files = loadedBy(['check', '--help']);
+    expect(files.some((f) => /\/host\/dist\//.test(f))).toBe(true);
+  });
+
+  it('keeps its compiled code in a compile cache where Node has one (22.1 and later), else writes none', () => {
+    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+    delete env.NODE_COMPILE_CACHE;
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    execFileSync(process.execPath, [ACK_BIN, '--version'], { encoding: 'utf8', env });
+    const hasCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+    expect(fs.existsSync(path.join(tmp, 'node-compile-cache'))).toBe(hasCache);
   });
 });

@@ -4,22 +4,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestHosts } from '@ack/host/test-support';
+import { recordLoadedModules } from '../test-support/loaded-modules.js';
 import { startAckServe } from '../test-support/spawn-ack.js';
 
 // `ack serve` loads the code of a capability only when the settings or a request use it
-// (docs/architecture.md, "What loads only when used"): WebSocket (`ws`) at the first upgrade, the rolling log file
-// (winston-daily-rotate-file, moment) with the first File sink, the upload parser (multer) at the
-// first upload. Checked by listing every CommonJS module the process loaded (ESM imports of
-// CommonJS packages land in the same cache) when it exits.
+// (docs/architecture.md, "What loads only when used"): WebSocket (`ws`) at the first upgrade, the
+// rolling log file (winston-daily-rotate-file, moment) with the first File sink, the upload parser
+// (multer) at the first upload; zod comes without its 64 locales. Checked by listing every module
+// the process loaded when it exits: the files of the command's bundle and the modules each holds,
+// and the packages loaded from node_modules.
 const hosts = useTestHosts();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-lazy-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-const preload = path.join(dir, 'preload.cjs');
-fs.writeFileSync(
-  preload,
-  `const fs = require('node:fs');
-process.on('exit', () => fs.writeFileSync(process.env.ACK_LAZY_OUT, Object.keys(require.cache).join('\\n')));`,
-);
+const recorder = recordLoadedModules(dir);
 
 const console = { Name: 'Console', Args: {} };
 const socketModule = {
@@ -29,16 +26,14 @@ const socketModule = {
 
 /** Starts `ack serve` on a home, runs `use` against it, stops it, and names the packages it loaded. */
 async function loadedPackages(appDir: string, use: (url: string) => Promise<void> = async () => {}) {
-  const out = path.join(dir, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const served = await startAckServe(['--app-dir', appDir, '--port', '0', '--host', '127.0.0.1'], {
-    NODE_OPTIONS: `--require ${preload}`,
-    ACK_LAZY_OUT: out,
+    NODE_OPTIONS: recorder.nodeOptions.join(' '),
   });
   await use(served.url);
   served.child.kill('SIGTERM');
   expect(await served.exited, served.output()).toBe(0);
-  const files = fs.readFileSync(out, 'utf8').split('\n');
-  return (name: string) => files.some((f) => f.includes(`/node_modules/${name}/`));
+  const files = recorder.take();
+  return Object.assign((name: string) => files.some((f) => f.includes(`/node_modules/${name}/`)), { files });
 }
 
 function upgrade(url: string): Promise<number> {
@@ -68,6 +63,9 @@ describe('ack serve loads a capability when it is used', () => {
     expect(loaded('ws')).toBe(false);
     expect(loaded('multer')).toBe(false);
     expect(loaded('winston-daily-rotate-file')).toBe(false);
+    // zod's messages in every language: nothing reads them; English comes from its own module.
+    expect(loaded('zod')).toBe(true);
+    expect(loaded.files.filter((f) => /\/zod\/v4\/locales\/(?!en\.js$)/.test(f))).toEqual([]);
   }, 30_000);
 
   it('loads ws at the first upgrade, and the rolling log file with a File sink', async () => {

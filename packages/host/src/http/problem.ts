@@ -18,6 +18,9 @@ export interface Problem {
   headers?: Record<string, string>;
 }
 
+/** Marks a ProblemError of any copy of this package (a registry-wide symbol, the same in each). */
+const PROBLEM_ERROR = Symbol.for('@ack/host.ProblemError');
+
 /** Throw from any handler; the host's error handler turns it into a problem response. */
 export class ProblemError extends Error {
   readonly problem: Problem;
@@ -26,7 +29,18 @@ export class ProblemError extends Error {
     this.name = 'ProblemError';
     this.problem = problem;
   }
+
+  /**
+   * `instanceof ProblemError` holds for one made by another copy of `@ack/host`: a module's own
+   * import is not the copy bundled into the `ack` command (docs/architecture.md "What loads only
+   * when used"). Subclasses keep the ordinary check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== ProblemError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && PROBLEM_ERROR in value;
+  }
 }
+Object.defineProperty(ProblemError.prototype, PROBLEM_ERROR, { value: true });
 
 export function problemBody(problem: Problem): Record<string, unknown> {
   return {

@@ -114,7 +114,7 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
         const inner = Array.isArray(args.configure) ? args.configure : [];
         if (inner.length === 0) warnings.push(`${where}: the Async sink has no Args:configure list; ignored`);
         inner.forEach((item, i) => {
-          const parsed = SinkSchema.safeParse(item);
+          const parsed = SinkSchema.safeParse(item, { jitless: true }); // once, at start: no compiled parser
           if (parsed.success) addSink(parsed.data, `${where}:Args:configure:${i}`);
           else warnings.push(`${where}:Args:configure:${i}: not a sink ({ "Name": ..., "Args": {...} }); ignored`);
         });

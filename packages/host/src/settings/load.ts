@@ -63,7 +63,8 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
   const lines = overrides.issues.map(
     (i) => `${file}: ${i.key}: ${i.problem} (from environment variable ${i.variable})`,
   );
-  const parsed = HostSettingsSchema.safeParse(raw, { reportInput: true });
+  // Parsed once: zod's compiled (`new Function`) parser costs start-up more than it saves here.
+  const parsed = HostSettingsSchema.safeParse(raw, { reportInput: true, jitless: true });
   if (!parsed.success) {
     for (const issue of flatten(parsed.error.issues, [])) {
       const key = issue.path.join(':') || '(top level)';

@@ -177,7 +177,10 @@ export type ModuleSettingsSource = Pick<ModuleContext, 'moduleJson' | 'settingsF
 
 export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings {
   // "true" and "10" mean true and 10, as in appsettings.json; keys are matched exactly, as the module reads them.
-  const parsed = ModuleJsonSchema.safeParse(readAsDotNet(ctx.moduleJson, ModuleJsonSchema, { ignoreCase: false }));
+  // Parsed once: zod's compiled (`new Function`) parser costs start-up more than it saves here.
+  const parsed = ModuleJsonSchema.safeParse(readAsDotNet(ctx.moduleJson, ModuleJsonSchema, { ignoreCase: false }), {
+    jitless: true,
+  });
   if (!parsed.success) throw new SettingsError(describeIssues(ctx.settingsFile, parsed.error.issues));
   const app = ctx.settings.AppSettings;
   const c = parsed.data.ModuleConfig;

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FileTooLargeError,
   commitStaged,
+  flushStaged,
   isTemporaryFileName,
   removeFilesTogether,
   stageCopy,
@@ -93,6 +94,52 @@ describe('safe write', () => {
     expect(fs.readFileSync(a, 'utf8')).toBe('a');
     expect(await removeFilesTogether([a, path.join(dir, 'missing.txt')])).toEqual([true, false]);
     expect(list()).toEqual(['folder']);
+  });
+});
+
+describe('files staged without a flush (a batch)', () => {
+  it('are flushed together, each failure reported for its own file, and committed whole', async () => {
+    const staged = await Promise.all(
+      ['a', 'b', 'c'].map((name) => stageStream(dir, Readable.from([Buffer.from(name)]), { flush: false })),
+    );
+    fs.rmSync(staged[1]!.tempPath); // its flush cannot open it: that file fails, the others go on
+    const errors = await flushStaged([...staged, undefined]);
+    expect(errors.map((e) => (e as NodeJS.ErrnoException | undefined)?.code)).toEqual([
+      undefined,
+      'ENOENT',
+      undefined,
+      undefined,
+    ]);
+    await commitStaged([{ staged: staged[0]!, target: path.join(dir, 'a.txt') }]);
+    expect(fs.readFileSync(path.join(dir, 'a.txt'), 'utf8')).toBe('a');
+    expect(temps()).toEqual([expect.stringContaining('.ack-tmp')]); // c, staged, not committed yet
+  });
+
+  it('are flushed by the commit when nobody did; one that cannot be flushed leaves the old file', async () => {
+    const target = path.join(dir, 'page.html');
+    fs.writeFileSync(target, 'old');
+    const fine = await stageStream(dir, Readable.from([Buffer.from('new')]), { flush: false });
+    await commitStaged([{ staged: fine, target }]);
+    expect(fs.readFileSync(target, 'utf8')).toBe('new');
+
+    const lost = await stageStream(dir, Readable.from([Buffer.from('newer')]), { flush: false });
+    fs.rmSync(lost.tempPath);
+    await expect(commitStaged([{ staged: lost, target }])).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(fs.readFileSync(target, 'utf8')).toBe('new');
+    expect(temps()).toEqual([]);
+  });
+});
+
+describe('a big file flushed as it is staged', () => {
+  it('keeps every byte in order while flushes run behind the writes', async () => {
+    // 20 MiB in 64 KiB chunks, each chunk its own content: several flushes run on the way.
+    const chunks = Array.from({ length: 320 }, (_, i) => Buffer.alloc(64 * 1024, `chunk ${i};`));
+    const target = path.join(dir, 'big.bin');
+    const result = await writeFileAtomic(target, Readable.from(chunks));
+    const whole = Buffer.concat(chunks);
+    expect(result.bytes).toBe(whole.length);
+    expect(fs.readFileSync(target).equals(whole)).toBe(true);
+    expect(temps()).toEqual([]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,11 +27,14 @@ fs.writeFileSync(
 register(${JSON.stringify(pathToFileURL(path.join(dir, 'hooks.mjs')).href)});`,
 );
 
-function resolvedBy(args: string[]): string[] {
+function resolvedBy(args: string[], options: { failing?: boolean } = {}): string[] {
   fs.rmSync(log, { force: true });
-  execFileSync(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, ACK_BIN, ...args], {
-    encoding: 'utf8',
-  });
+  const run = spawnSync(
+    process.execPath,
+    ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, ACK_BIN, ...args],
+    { encoding: 'utf8', env: { ...process.env, ACK_SYNC_TOKEN: '' } },
+  );
+  expect(run.status === 0).toBe(!options.failing);
   return fs.readFileSync(log, 'utf8').trim().split('\n');
 }
 
@@ -46,6 +49,18 @@ describe('the ack command', () => {
     const urls = resolvedBy(['sync', 'upload', '--help']);
     expect(urls.some((u) => u.includes('/commands/sync.js'))).toBe(true);
     expect(hostCode(urls)).toEqual([]);
+  });
+
+  it('loads no file watcher for ack sync upload of a folder', () => {
+    const urls = resolvedBy(['sync', 'upload', dir, '--module', 'wwwroot', '--dry-run']);
+    expect(urls.some((u) => u.includes('/commands/remote/delta-upload.js'))).toBe(true);
+    expect(urls.filter((u) => u.includes('chokidar') || u.includes('/remote/watch.js'))).toEqual([]);
+  });
+
+  it('loads the file watcher for ack sync watch (its neighbour that needs it)', () => {
+    // Without a token the command stops at once, after loading what it runs.
+    const urls = resolvedBy(['sync', 'watch', dir, '--module', 'wwwroot'], { failing: true });
+    expect(urls.some((u) => u.includes('chokidar'))).toBe(true);
   });
 
   it('loads the host for ack check (its neighbour that needs it)', () => {

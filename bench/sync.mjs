@@ -150,21 +150,52 @@ async function startRsyncd() {
   return { child, confDir, target: `rsync://127.0.0.1:${port}/bench/` };
 }
 
+/**
+ * CPU seconds used so far (Linux; NaN elsewhere) by the commands this script ran and waited for
+ * (its children: ack's command, rsync's client, dd) and by the servers (the host; the rsync daemon
+ * and the connection processes it has reaped). On a busy machine a command's time also counts the
+ * waits for a core; its CPU time does not, so the two together tell load from work.
+ */
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+const procTicks = (pid, fields) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const after = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // field 3 onwards
+    return fields.reduce((sum, f) => sum + Number(after[f - 3]), 0);
+  } catch {
+    return NaN;
+  }
+};
+let servers = [];
+const cpuSeconds = () =>
+  (procTicks('self', [16, 17]) + servers.reduce((sum, pid) => sum + procTicks(pid, [14, 15, 16, 17]), 0)) / TICKS;
+/** Waits without a child process (a child's CPU would count). */
+const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
 const rows = [];
-/** Runs each case ROUNDS times (after `setup(case)`), keeping the median of each. */
+/**
+ * Runs each case ROUNDS times (after `setup(case)`), keeping the median time of each, and the
+ * median CPU time (the rsync daemon reaps its connection's processes just after the client ends:
+ * the CPU is read a moment later).
+ */
 const measure = (label, setup, cases) => {
   const t = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  const c = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   for (let r = 0; r < ROUNDS; r++)
     for (const [k, fn] of Object.entries(cases)) {
       setup(k);
+      pause(100);
+      const before = cpuSeconds();
       t[k].push(time(fn));
+      pause(100);
+      c[k].push(cpuSeconds() - before);
     }
-  const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)]));
+  const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, { time: median(v), cpu: median(c[k]) }]));
   rows.push({ label, ...m });
   console.log(
     label,
     Object.entries(m)
-      .map(([k, v]) => `${k} ${v.toFixed(3)} s`)
+      .map(([k, v]) => `${k} ${v.time.toFixed(3)} s (CPU ${v.cpu.toFixed(2)} s)`)
       .join(', '),
   );
 };
@@ -173,6 +204,7 @@ const rsyncVersion = run('rsync', ['--version']).split('\n')[0];
 prepare();
 const { child: host, url } = await startHost();
 const rsyncd = await startRsyncd();
+servers = [host.pid, rsyncd.child.pid];
 const ack = (...args) =>
   run(process.execPath, [ACK, 'sync', 'upload', ...args, '--module', 'wwwroot', '--url', url], {
     ACK_SYNC_TOKEN: TOKEN,
@@ -206,31 +238,32 @@ try {
       'rsync -rt': () => rsync('-rt'),
     });
 
-  // File n lives in d(n % 50); 50 files change and 10 others go.
-  const fileOf = (n) => path.join(src, `d${n % 50}`, `f${n}.html`);
-  const changed = Array.from({ length: 50 }, (_, i) => fileOf(i * 97));
-  const deleted = Array.from({ length: 10 }, (_, i) => fileOf(i * 89 + 7)).filter((f) => !changed.includes(f));
-  const originals = new Map([...changed, ...deleted].map((f) => [f, fs.readFileSync(f)]));
-  const restore = () => {
-    for (const [f, data] of originals) write(f, data);
-  };
-  let round = 0;
-  // Before each run: both destinations hold the original tree, then 50 files change and 10 go.
-  const reset = () => {
-    restore();
-    ackTree('--delete');
-    rsync('-rt', '--delete');
-    round++;
-    for (const f of changed) fs.writeFileSync(f, bytes(fs.statSync(f).size, round + 1000));
-    for (const f of deleted) fs.rmSync(f);
-  };
-  if (ONLY.has('changed'))
+  if (ONLY.has('changed')) {
+    // File n lives in d(n % 50); 50 files change and 10 others go.
+    const fileOf = (n) => path.join(src, `d${n % 50}`, `f${n}.html`);
+    const changed = Array.from({ length: 50 }, (_, i) => fileOf(i * 97));
+    const deleted = Array.from({ length: 10 }, (_, i) => fileOf(i * 89 + 7)).filter((f) => !changed.includes(f));
+    const originals = new Map([...changed, ...deleted].map((f) => [f, fs.readFileSync(f)]));
+    const restore = () => {
+      for (const [f, data] of originals) write(f, data);
+    };
+    let round = 0;
+    // Before each run: both destinations hold the original tree, then 50 files change and 10 go.
+    const reset = () => {
+      restore();
+      ackTree('--delete');
+      rsync('-rt', '--delete');
+      round++;
+      for (const f of changed) fs.writeFileSync(f, bytes(fs.statSync(f).size, round + 1000));
+      for (const f of deleted) fs.rmSync(f);
+    };
     measure('50 changed, 10 deleted (--delete)', reset, {
       ack: () => ackTree('--delete'),
       'rsync -r --checksum': () => rsync('-r', '--checksum', '--delete'),
       'rsync -rt': () => rsync('-rt', '--delete'),
     });
-  restore();
+    restore();
+  }
 
   if (ONLY.has('first'))
     measure('first push (5,000 files, 52 MiB)', clear, {
@@ -266,13 +299,16 @@ function bigFile() {
   });
 }
 
+const cpu = (v) => (Number.isNaN(v.cpu) ? '' : `, CPU ${v.cpu.toFixed(2)} s`);
 const lines = rows.map((r) => {
   const { label, ack: a, ...peers } = r;
-  const cells = Object.entries(peers).map(([k, v]) => `${k} ${v.toFixed(2)} s (ack ${(v / a).toFixed(2)}x)`);
-  return `| ${label} | ${a.toFixed(2)} s | ${cells.join('; ')} |`;
+  const cells = Object.entries(peers).map(
+    ([k, v]) => `${k} ${v.time.toFixed(2)} s${cpu(v)} (ack ${(v.time / a.time).toFixed(2)}x)`,
+  );
+  return `| ${label} | ${a.time.toFixed(2)} s${cpu(a)} | ${cells.join('; ')} |`;
 });
 console.log(
-  `\nack for Node ${process.version}, ${rsyncVersion}, ${ROUNDS} rounds` +
+  `\nack for Node ${process.version}, ${rsyncVersion}, ${ROUNDS} rounds; CPU: client and server together` +
     `\n\n| case | ack | peers: their time (ack's speed beside theirs: their time over ack's) |\n|---|---|---|\n${lines.join('\n')}`,
 );
 fs.rmSync(work, { recursive: true, force: true });

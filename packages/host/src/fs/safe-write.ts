@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import fsCallbacks, { type Stats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform, type Writable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathKey, targetLocks } from './keyed-lock.js';
 
@@ -45,8 +45,6 @@ interface StagedInternal extends StagedFile {
   createdDir?: string;
   /** False while the content may still be only in the page cache (staged with `flush: false`). */
   flushed?: boolean;
-  /** Kept open after staging with `flush: false`, so that its flush needs no second open. */
-  handle?: fs.FileHandle;
 }
 
 export interface StageOptions {
@@ -64,40 +62,6 @@ const TEMP_SUFFIX = '.ack-tmp';
 const WRITE_BYTES = 1024 * 1024;
 /** A file flushed as it is staged is also flushed in the background every this many bytes. */
 const FLUSH_BEHIND_BYTES = 8 * 1024 * 1024;
-/**
- * Most staged files kept open until their flush, in the whole process (a batch holds up to 1000
- * files, and several batches run at once): past it, a file is closed and opened again to flush.
- */
-const MAX_KEPT_OPEN = 512;
-let keptOpen = 0;
-
-/** File calls for a write stream that never closes its descriptor: the handle that owns it does. */
-const WRITES_ONLY = { open: fsCallbacks.open, write: fsCallbacks.write, writev: fsCallbacks.writev, close: noClose };
-function noClose(_fd: number, cb: (err: NodeJS.ErrnoException | null) => void): void {
-  cb(null);
-}
-
-/**
- * A write stream that leaves the handle open when it ends or fails, on the handle's descriptor (a
- * stream made by the handle itself holds the handle until the stream closes it).
- */
-function keptStream(handle: fs.FileHandle, tempPath: string): Writable {
-  return fsCallbacks.createWriteStream(tempPath, {
-    fd: handle.fd,
-    autoClose: false,
-    highWaterMark: WRITE_BYTES,
-    fs: WRITES_ONLY,
-  });
-}
-
-/** Closes the handle a staged file kept open, if any. Never throws. */
-async function release(file: StagedInternal): Promise<void> {
-  const handle = file.handle;
-  if (!handle) return;
-  file.handle = undefined;
-  keptOpen--;
-  await handle.close().catch(() => undefined);
-}
 
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
 function tempName(dir: string, hint: string): string {
@@ -175,26 +139,16 @@ export async function stageStream(
     },
   });
   const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir, flushed: flush };
-  // A file to be flushed later stays open for that flush (within MAX_KEPT_OPEN).
-  const keep = !flush && keptOpen < MAX_KEPT_OPEN;
   try {
     // `flush` syncs the file to disk before the stream closes the handle. Chunks from the socket are
     // small (tens of KiB); while one write is in flight the next ones gather, up to WRITE_BYTES, and
     // go in one vectored write rather than a thread-pool round trip each (docs/sync.md "Speed").
-    await pipeline(
-      source,
-      meter,
-      keep ? keptStream(handle, tempPath) : handle.createWriteStream({ flush, highWaterMark: WRITE_BYTES }),
-    );
+    await pipeline(source, meter, handle.createWriteStream({ flush, highWaterMark: WRITE_BYTES }));
   } catch (err) {
     await handle.close().catch(() => undefined);
     source.resume?.();
     await discardStaged(staged);
     throw err;
-  }
-  if (keep) {
-    staged.handle = handle;
-    keptOpen++;
   }
   return Object.assign(staged, { bytes, sha256: hash.digest('hex') });
 }
@@ -221,7 +175,6 @@ export async function stageCopy(dir: string, from: StagedFile): Promise<StagedFi
  */
 export async function moveStaged(staged: StagedFile, dir: string): Promise<StagedFile> {
   if (path.dirname(staged.tempPath) === path.resolve(dir)) return staged;
-  await release(staged as StagedInternal); // closed before it moves (Windows renames no open file)
   const made = await fs.mkdir(dir, { recursive: true });
   const tempPath = tempName(dir, staged.tempPath.replace(TEMP_SUFFIX, ''));
   try {
@@ -242,7 +195,6 @@ export async function moveStaged(staged: StagedFile, dir: string): Promise<Stage
 export async function discardStaged(...files: Array<StagedFile | undefined>): Promise<void> {
   for (const file of files) {
     if (!file) continue;
-    await release(file as StagedInternal);
     await fs.rm(file.tempPath, { force: true }).catch(() => undefined);
     await removeEmptyFolders(path.dirname(file.tempPath), (file as StagedInternal).createdDir);
   }
@@ -311,20 +263,12 @@ export async function flushStaged(files: ReadonlyArray<StagedFile | undefined>):
       const file = files[i] as StagedInternal | undefined;
       if (!file || file.flushed !== false) continue;
       try {
-        if (file.handle) {
-          try {
-            await file.handle.sync();
-          } finally {
-            await release(file);
-          }
-        } else {
-          // 'r+': Windows flushes only a handle open for writing.
-          const handle = await fs.open(file.tempPath, 'r+');
-          try {
-            await handle.sync();
-          } finally {
-            await handle.close();
-          }
+        // 'r+': Windows flushes only a handle open for writing.
+        const handle = await fs.open(file.tempPath, 'r+');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
         }
         file.flushed = true;
       } catch (err) {

@@ -111,39 +111,6 @@ describe('sync upload: broken multipart bodies', () => {
     await alive(host);
   });
 
-  it('forgets a client that disconnects mid-batch: no temporary file, and none of them left open', async () => {
-    const host = await start();
-    // Staged files of a batch wait, open, for their flush until the whole form is read.
-    const openTempFiles = () =>
-      fs
-        .readdirSync('/proc/self/fd')
-        .map((fd) => {
-          try {
-            return fs.readlinkSync(`/proc/self/fd/${fd}`);
-          } catch {
-            return '';
-          }
-        })
-        .filter((target) => target.includes('.ack-tmp'));
-    const parts: FormPart[] = [{ name: 'moduleName', content: 'wwwroot' }];
-    for (let i = 0; i < 20; i++)
-      parts.push(
-        { name: 'filePath', content: `HDS/batch/f${i}.html` },
-        { name: 'file', filename: `f${i}.html`, content: Buffer.alloc(4096, 97 + i) },
-      );
-    const { body, contentType } = multipartBody(parts);
-    const conn = await rawConnection(host.url);
-    conn.write(
-      `POST /wwwroot/api/sync/batch HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
-    );
-    conn.write(body.subarray(0, Math.floor(body.length / 2))); // half the files, then the client goes
-    await waitFor(() => tempFiles(host).length >= 5);
-    conn.destroy();
-    await waitFor(() => tempFiles(host).length === 0);
-    if (process.platform === 'linux') await waitFor(() => openTempFiles().length === 0);
-    await alive(host);
-  });
-
   it('refuses a target name the start-up sweep would delete as a leftover temporary file', async () => {
     const host = await start();
     const swept = await post(host, [

@@ -204,11 +204,9 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
         const target = await batch.stageFile(formFieldValues(req.body), index);
         if ('refused' in target) return refuse(target.refused);
         try {
-          // Flushed later, all of the batch's files together (upload-flow.ts, `flushStaged`).
           return await stageStream(target.dir, file.stream, {
             maxBytes: options.maxBytes,
             nameHint: file.originalname || 'upload',
-            flush: false,
           });
         } catch (err) {
           if (err instanceof FileTooLargeError) return refuse(fileTooLarge(prefix, options.maxBytes));

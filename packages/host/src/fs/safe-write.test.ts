@@ -6,7 +6,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FileTooLargeError,
   commitStaged,
-  flushStaged,
   isTemporaryFileName,
   removeFilesTogether,
   stageCopy,
@@ -94,39 +93,6 @@ describe('safe write', () => {
     expect(fs.readFileSync(a, 'utf8')).toBe('a');
     expect(await removeFilesTogether([a, path.join(dir, 'missing.txt')])).toEqual([true, false]);
     expect(list()).toEqual(['folder']);
-  });
-});
-
-describe('files staged without a flush (a batch)', () => {
-  it('are flushed together, each failure reported for its own file, and committed whole', async () => {
-    const staged = await Promise.all(
-      ['a', 'b', 'c'].map((name) => stageStream(dir, Readable.from([Buffer.from(name)]), { flush: false })),
-    );
-    fs.rmSync(staged[1]!.tempPath); // its flush cannot open it: that file fails, the others go on
-    const errors = await flushStaged([...staged, undefined]);
-    expect(errors.map((e) => (e as NodeJS.ErrnoException | undefined)?.code)).toEqual([
-      undefined,
-      'ENOENT',
-      undefined,
-      undefined,
-    ]);
-    await commitStaged([{ staged: staged[0]!, target: path.join(dir, 'a.txt') }]);
-    expect(fs.readFileSync(path.join(dir, 'a.txt'), 'utf8')).toBe('a');
-    expect(temps()).toEqual([expect.stringContaining('.ack-tmp')]); // c, staged, not committed yet
-  });
-
-  it('are flushed by the commit when nobody did; one that cannot be flushed leaves the old file', async () => {
-    const target = path.join(dir, 'page.html');
-    fs.writeFileSync(target, 'old');
-    const fine = await stageStream(dir, Readable.from([Buffer.from('new')]), { flush: false });
-    await commitStaged([{ staged: fine, target }]);
-    expect(fs.readFileSync(target, 'utf8')).toBe('new');
-
-    const lost = await stageStream(dir, Readable.from([Buffer.from('newer')]), { flush: false });
-    fs.rmSync(lost.tempPath);
-    await expect(commitStaged([{ staged: lost, target }])).rejects.toMatchObject({ code: 'ENOENT' });
-    expect(fs.readFileSync(target, 'utf8')).toBe('new');
-    expect(temps()).toEqual([]);
   });
 });
 

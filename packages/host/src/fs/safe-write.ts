@@ -27,11 +27,7 @@ export class FileTooLargeError extends Error {
   }
 }
 
-/**
- * A temporary file, complete, waiting to be renamed over its target (or discarded). It is flushed
- * to disk when staged, or (staged with `flush: false`) by `flushStaged`, and at the latest by
- * `commitStaged` before any rename.
- */
+/** A temporary file, complete and flushed, waiting to be renamed over its target (or discarded). */
 export interface StagedFile {
   /** Absolute path of the temporary file. */
   readonly tempPath: string;
@@ -43,24 +39,17 @@ export interface StagedFile {
 interface StagedInternal extends StagedFile {
   /** The first folder `mkdir` created for this file, removed again (if empty) on discard. */
   createdDir?: string;
-  /** False while the content may still be only in the page cache (staged with `flush: false`). */
-  flushed?: boolean;
 }
 
 export interface StageOptions {
   /** Most bytes accepted; one more and the write fails with `FileTooLargeError`. */
   maxBytes?: number;
-  /**
-   * Flush the file to disk as it is staged (the default). A batch stages its files without, and
-   * flushes them all together before they are committed (`flushStaged`): docs/sync.md "Batches".
-   */
-  flush?: boolean;
 }
 
 const TEMP_SUFFIX = '.ack-tmp';
 /** Bytes a staged file's write stream gathers while a write is in flight. */
 const WRITE_BYTES = 1024 * 1024;
-/** A file flushed as it is staged is also flushed in the background every this many bytes. */
+/** A staged file is also flushed in the background every this many bytes. */
 const FLUSH_BEHIND_BYTES = 8 * 1024 * 1024;
 
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
@@ -112,10 +101,9 @@ export async function stageStream(
   const hash = createHash('sha256');
   let bytes = 0;
   const limit = options.maxBytes ?? Infinity;
-  const flush = options.flush !== false;
-  // Write-behind: a file flushed as it is staged is also flushed every FLUSH_BEHIND_BYTES on the way,
-  // in the background, so that the disk writes while the rest arrives and the final flush has little
-  // left to do (the system would otherwise keep it all in memory until then; docs/sync.md "Speed").
+  // Write-behind: a big file is also flushed every FLUSH_BEHIND_BYTES on the way, in the background,
+  // so that the disk writes while the rest arrives and the final flush has little left to do (the
+  // system would otherwise keep it all in memory until then; docs/sync.md "Speed").
   let flushedUpTo = 0;
   let behind: Promise<void> | undefined;
   let behindError: Error | undefined;
@@ -124,7 +112,7 @@ export async function stageStream(
       bytes += chunk.length;
       if (bytes > limit) return cb(new FileTooLargeError(limit));
       hash.update(chunk);
-      if (flush && !behind && bytes - flushedUpTo >= FLUSH_BEHIND_BYTES) {
+      if (!behind && bytes - flushedUpTo >= FLUSH_BEHIND_BYTES) {
         flushedUpTo = bytes;
         behind = handle
           .datasync()
@@ -138,12 +126,12 @@ export async function stageStream(
       void Promise.resolve(behind).then(() => cb(behindError ?? null));
     },
   });
-  const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir, flushed: flush };
+  const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir };
   try {
     // `flush` syncs the file to disk before the stream closes the handle. Chunks from the socket are
     // small (tens of KiB); while one write is in flight the next ones gather, up to WRITE_BYTES, and
     // go in one vectored write rather than a thread-pool round trip each (docs/sync.md "Speed").
-    await pipeline(source, meter, handle.createWriteStream({ flush, highWaterMark: WRITE_BYTES }));
+    await pipeline(source, meter, handle.createWriteStream({ flush: true, highWaterMark: WRITE_BYTES }));
   } catch (err) {
     await handle.close().catch(() => undefined);
     source.resume?.();
@@ -156,7 +144,7 @@ export async function stageStream(
 /** Stages a copy of a staged file in another folder (the second target of a "both or neither" write). */
 export async function stageCopy(dir: string, from: StagedFile): Promise<StagedFile> {
   const { handle, tempPath, createdDir } = await openTemp(dir, from.tempPath.replace(TEMP_SUFFIX, ''));
-  const staged: StagedInternal = { tempPath, bytes: from.bytes, sha256: from.sha256, createdDir, flushed: true };
+  const staged: StagedInternal = { tempPath, bytes: from.bytes, sha256: from.sha256, createdDir };
   try {
     const source = await fs.open(from.tempPath, 'r');
     await pipeline(source.createReadStream(), handle.createWriteStream({ flush: true }));
@@ -180,8 +168,7 @@ export async function moveStaged(staged: StagedFile, dir: string): Promise<Stage
   try {
     await fs.rename(staged.tempPath, tempPath);
     await discardStaged(staged); // only the folder it may have created is left to tidy
-    const flushed = (staged as StagedInternal).flushed;
-    return { tempPath, bytes: staged.bytes, sha256: staged.sha256, createdDir: made, flushed } as StagedInternal;
+    return { tempPath, bytes: staged.bytes, sha256: staged.sha256, createdDir: made } as StagedInternal;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
   }
@@ -245,41 +232,6 @@ async function syncFolder(dir: string): Promise<void> {
   }
 }
 
-/** Staged files flushed at once: the thread pool's size (more only queue there). */
-const FLUSH_CONCURRENCY = 4;
-
-/**
- * Flushes to disk the staged files not flushed yet (staged with `flush: false`), several at once:
- * the file system then writes them out and commits its journal for many files together, where one
- * flush after another waits for the disk once per file. Never throws: returns, per file, the
- * error of its flush (the file is then not flushed, and the caller discards it), or undefined.
- */
-export async function flushStaged(files: ReadonlyArray<StagedFile | undefined>): Promise<unknown[]> {
-  const errors: unknown[] = new Array(files.length).fill(undefined);
-  let next = 0;
-  const worker = async () => {
-    while (next < files.length) {
-      const i = next++;
-      const file = files[i] as StagedInternal | undefined;
-      if (!file || file.flushed !== false) continue;
-      try {
-        // 'r+': Windows flushes only a handle open for writing.
-        const handle = await fs.open(file.tempPath, 'r+');
-        try {
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-        file.flushed = true;
-      } catch (err) {
-        errors[i] = err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(FLUSH_CONCURRENCY, files.length) }, worker));
-  return errors;
-}
-
 /** The target's own facts (a symlink is not followed), or undefined when there is nothing there. */
 async function lstatIfAny(p: string): Promise<Stats | undefined> {
   try {
@@ -331,9 +283,6 @@ async function commitLocked(items: StagedTarget[], flushFolders: boolean): Promi
   const existed: boolean[] = [];
   let renamed = 0;
   try {
-    // Nothing is renamed into place before its content is on disk (a no-op for files flushed already).
-    const unflushed = (await flushStaged(items.map((i) => i.staged))).find((e) => e !== undefined);
-    if (unflushed !== undefined) throw unflushed;
     for (const { target } of items) {
       const stat = await lstatIfAny(target);
       if (stat?.isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });

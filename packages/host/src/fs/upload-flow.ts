@@ -9,7 +9,6 @@ import {
   commitStaged,
   isTemporaryFileName,
   discardStaged,
-  flushStaged,
   moveStaged,
   removeFilesTogether,
   stageCopy,
@@ -244,17 +243,8 @@ export class UploadFlow {
       const deletes = await Promise.all(
         (await handling.resolveDeletes(form.values ?? new Map(), entries.length)).map(checked),
       );
-      // The files were staged without a flush: all of them go to disk together now, before the
-      // first is renamed into place (docs/sync.md "Batches"). A file whose flush fails fails alone.
-      const flushErrors = await flushStaged(entries.map((e) => e.file));
-      for (const [i, entry] of entries.entries()) {
+      for (const entry of entries) {
         const plan = await plans.get(entry.index)!;
-        if (flushErrors[i] !== undefined && entry.file) {
-          await discardStaged(entry.file);
-          pending[entry.index] = undefined;
-          outcomes.push({ request: plan.request, change: 'Changed', ok: false, problem: perEntry(flushErrors[i]) });
-          continue;
-        }
         const refused = plan.refused ?? entry.refused;
         if (refused || !entry.file || !plan.target) {
           await discardStaged(entry.file);

@@ -8,6 +8,7 @@
 // no-op is also measured with --rehash (every local file read and hashed, as rsync --checksum does). Each figure is the
 // median of SYNC_ROUNDS rounds (default 3); a ratio is ack's time over the peer's. The whole run is
 // bounded by SYNC_TIMEOUT_S (default 1200): past it, every command is stopped and the run fails.
+// SYNC_ONLY picks cases by name (`noop,changed,first,big`; default all of them).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -23,6 +24,7 @@ const home = path.join(work, 'home');
 const ROUNDS = Number(process.env.SYNC_ROUNDS ?? 3);
 const FILES = Number(process.env.SYNC_FILES ?? 5000);
 const BIG_MIB = Number(process.env.SYNC_BIG_MIB ?? 200);
+const ONLY = new Set((process.env.SYNC_ONLY ?? 'noop,changed,first,big').split(',').map((s) => s.trim()));
 const DEADLINE = Date.now() + Number(process.env.SYNC_TIMEOUT_S ?? 1200) * 1000;
 const TOKEN = 'bench-sync-token';
 const ACK = path.join(repo, 'packages/cli/dist/bin.js');
@@ -148,21 +150,52 @@ async function startRsyncd() {
   return { child, confDir, target: `rsync://127.0.0.1:${port}/bench/` };
 }
 
+/**
+ * CPU seconds used so far (Linux; NaN elsewhere) by the commands this script ran and waited for
+ * (its children: ack's command, rsync's client, dd) and by the servers (the host; the rsync daemon
+ * and the connection processes it has reaped). On a busy machine a command's time also counts the
+ * waits for a core; its CPU time does not, so the two together tell load from work.
+ */
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+const procTicks = (pid, fields) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const after = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // field 3 onwards
+    return fields.reduce((sum, f) => sum + Number(after[f - 3]), 0);
+  } catch {
+    return NaN;
+  }
+};
+let servers = [];
+const cpuSeconds = () =>
+  (procTicks('self', [16, 17]) + servers.reduce((sum, pid) => sum + procTicks(pid, [14, 15, 16, 17]), 0)) / TICKS;
+/** Waits without a child process (a child's CPU would count). */
+const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
 const rows = [];
-/** Runs each case ROUNDS times (after `setup(case)`), keeping the median of each. */
+/**
+ * Runs each case ROUNDS times (after `setup(case)`), keeping the median time of each, and the
+ * median CPU time (the rsync daemon reaps its connection's processes just after the client ends:
+ * the CPU is read a moment later).
+ */
 const measure = (label, setup, cases) => {
   const t = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  const c = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   for (let r = 0; r < ROUNDS; r++)
     for (const [k, fn] of Object.entries(cases)) {
       setup(k);
+      pause(100);
+      const before = cpuSeconds();
       t[k].push(time(fn));
+      pause(100);
+      c[k].push(cpuSeconds() - before);
     }
-  const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)]));
+  const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, { time: median(v), cpu: median(c[k]) }]));
   rows.push({ label, ...m });
   console.log(
     label,
     Object.entries(m)
-      .map(([k, v]) => `${k} ${v.toFixed(3)} s`)
+      .map(([k, v]) => `${k} ${v.time.toFixed(3)} s (CPU ${v.cpu.toFixed(2)} s)`)
       .join(', '),
   );
 };
@@ -171,6 +204,7 @@ const rsyncVersion = run('rsync', ['--version']).split('\n')[0];
 prepare();
 const { child: host, url } = await startHost();
 const rsyncd = await startRsyncd();
+servers = [host.pid, rsyncd.child.pid];
 const ack = (...args) =>
   run(process.execPath, [ACK, 'sync', 'upload', ...args, '--module', 'wwwroot', '--url', url], {
     ACK_SYNC_TOKEN: TOKEN,
@@ -187,46 +221,68 @@ const clear = () => {
 let failed = false;
 try {
   // Both destinations hold the tree (rsync with -t, so that its size-and-time check can match).
-  ackTree();
-  rsync('-rt');
-  measure('no-op push (5,000 files)', () => undefined, {
-    ack: () => ackTree(),
-    'ack --rehash': () => ackTree('--rehash'),
-    'rsync -r --checksum': () => rsync('-r', '--checksum'),
-    'rsync -rt': () => rsync('-rt'),
-  });
+  if (ONLY.has('noop') || ONLY.has('changed')) {
+    ackTree();
+    rsync('-rt');
+    // The local digest cache keeps no file written within its last 2 s (docs/sync.md "The local
+    // digest cache"): the tree was just written, so one more push, once it is older, fills the
+    // cache as a user's would be.
+    spawnSync('sleep', ['2']);
+    ackTree();
+  }
+  if (ONLY.has('noop'))
+    measure('no-op push (5,000 files)', () => undefined, {
+      ack: () => ackTree(),
+      'ack --rehash': () => ackTree('--rehash'),
+      'rsync -r --checksum': () => rsync('-r', '--checksum'),
+      'rsync -rt': () => rsync('-rt'),
+    });
 
-  // File n lives in d(n % 50); 50 files change and 10 others go.
-  const fileOf = (n) => path.join(src, `d${n % 50}`, `f${n}.html`);
-  const changed = Array.from({ length: 50 }, (_, i) => fileOf(i * 97));
-  const deleted = Array.from({ length: 10 }, (_, i) => fileOf(i * 89 + 7)).filter((f) => !changed.includes(f));
-  const originals = new Map([...changed, ...deleted].map((f) => [f, fs.readFileSync(f)]));
-  const restore = () => {
-    for (const [f, data] of originals) write(f, data);
-  };
-  let round = 0;
-  // Before each run: both destinations hold the original tree, then 50 files change and 10 go.
-  const reset = () => {
+  if (ONLY.has('changed')) {
+    // File n lives in d(n % 50); 50 files change and 10 others go.
+    const fileOf = (n) => path.join(src, `d${n % 50}`, `f${n}.html`);
+    const changed = Array.from({ length: 50 }, (_, i) => fileOf(i * 97));
+    const deleted = Array.from({ length: 10 }, (_, i) => fileOf(i * 89 + 7)).filter((f) => !changed.includes(f));
+    const originals = new Map([...changed, ...deleted].map((f) => [f, fs.readFileSync(f)]));
+    const restore = () => {
+      for (const [f, data] of originals) write(f, data);
+    };
+    let round = 0;
+    // Before each run: both destinations hold the original tree, then 50 files change and 10 go.
+    const reset = () => {
+      restore();
+      ackTree('--delete');
+      rsync('-rt', '--delete');
+      round++;
+      for (const f of changed) fs.writeFileSync(f, bytes(fs.statSync(f).size, round + 1000));
+      for (const f of deleted) fs.rmSync(f);
+    };
+    measure('50 changed, 10 deleted (--delete)', reset, {
+      ack: () => ackTree('--delete'),
+      'rsync -r --checksum': () => rsync('-r', '--checksum', '--delete'),
+      'rsync -rt': () => rsync('-rt', '--delete'),
+    });
     restore();
-    ackTree('--delete');
-    rsync('-rt', '--delete');
-    round++;
-    for (const f of changed) fs.writeFileSync(f, bytes(fs.statSync(f).size, round + 1000));
-    for (const f of deleted) fs.rmSync(f);
-  };
-  measure('50 changed, 10 deleted (--delete)', reset, {
-    ack: () => ackTree('--delete'),
-    'rsync -r --checksum': () => rsync('-r', '--checksum', '--delete'),
-    'rsync -rt': () => rsync('-rt', '--delete'),
-  });
-  restore();
+  }
 
-  measure('first push (5,000 files, 52 MiB)', clear, {
-    ack: () => ackTree(),
-    'rsync -r --checksum': () => rsync('-r', '--checksum'),
-    'rsync -rt': () => rsync('-rt'),
-  });
+  if (ONLY.has('first'))
+    measure('first push (5,000 files, 52 MiB)', clear, {
+      ack: () => ackTree(),
+      'rsync -r --checksum': () => rsync('-r', '--checksum'),
+      'rsync -rt': () => rsync('-rt'),
+    });
 
+  if (ONLY.has('big')) bigFile();
+} catch (err) {
+  failed = true;
+  console.error(`bench:sync: ${err.message}`);
+} finally {
+  host.kill('SIGTERM');
+  rsyncd.child.kill('SIGTERM');
+  fs.rmSync(rsyncd.confDir, { recursive: true, force: true });
+}
+
+function bigFile() {
   const big = path.join(work, 'big.bin');
   run('dd', ['if=/dev/urandom', `of=${big}`, 'bs=1M', `count=${BIG_MIB}`, 'status=none']);
   const ddOut = path.join(work, 'dd.bin');
@@ -241,22 +297,18 @@ try {
       run('dd', ['if=/dev/zero', `of=${ddOut}`, 'bs=1M', `count=${BIG_MIB}`, 'conv=fsync', 'status=none']),
     'rsync -W': () => run('rsync', ['-W', big, `${rsyncd.target}big.bin`]),
   });
-} catch (err) {
-  failed = true;
-  console.error(`bench:sync: ${err.message}`);
-} finally {
-  host.kill('SIGTERM');
-  rsyncd.child.kill('SIGTERM');
-  fs.rmSync(rsyncd.confDir, { recursive: true, force: true });
 }
 
+const cpu = (v) => (Number.isNaN(v.cpu) ? '' : `, CPU ${v.cpu.toFixed(2)} s`);
 const lines = rows.map((r) => {
   const { label, ack: a, ...peers } = r;
-  const cells = Object.entries(peers).map(([k, v]) => `${k} ${v.toFixed(2)} s (ack ${(v / a).toFixed(2)}x)`);
-  return `| ${label} | ${a.toFixed(2)} s | ${cells.join('; ')} |`;
+  const cells = Object.entries(peers).map(
+    ([k, v]) => `${k} ${v.time.toFixed(2)} s${cpu(v)} (ack ${(v.time / a.time).toFixed(2)}x)`,
+  );
+  return `| ${label} | ${a.time.toFixed(2)} s${cpu(a)} | ${cells.join('; ')} |`;
 });
 console.log(
-  `\nack for Node ${process.version}, ${rsyncVersion}, ${ROUNDS} rounds` +
+  `\nack for Node ${process.version}, ${rsyncVersion}, ${ROUNDS} rounds; CPU: client and server together` +
     `\n\n| case | ack | peers: their time (ack's speed beside theirs: their time over ack's) |\n|---|---|---|\n${lines.join('\n')}`,
 );
 fs.rmSync(work, { recursive: true, force: true });

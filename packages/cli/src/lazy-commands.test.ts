@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import module from 'node:module';
 import os from 'node:os';
@@ -14,8 +14,12 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-imports-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const recorder = recordLoadedModules(dir);
 
-function loadedBy(args: string[]): string[] {
-  execFileSync(process.execPath, [...recorder.nodeOptions, ACK_BIN, ...args], { encoding: 'utf8' });
+function loadedBy(args: string[], options: { failing?: boolean } = {}): string[] {
+  const run = spawnSync(process.execPath, [...recorder.nodeOptions, ACK_BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ACK_SYNC_TOKEN: '' },
+  });
+  expect(run.status === 0, run.stderr).toBe(!options.failing);
   return recorder.take();
 }
 
@@ -31,6 +35,18 @@ describe('the ack command', () => {
     const files = loadedBy(['sync', 'upload', '--help']);
     expect(files.some((f) => f.endsWith('/commands/sync.js'))).toBe(true);
     expect(hostCode(files)).toEqual([]);
+  });
+
+  it('loads no file watcher for ack sync upload of a folder', () => {
+    const files = loadedBy(['sync', 'upload', dir, '--module', 'wwwroot', '--dry-run']);
+    expect(files.some((f) => f.endsWith('/commands/remote/delta-upload.js'))).toBe(true);
+    expect(files.filter((f) => f.includes('chokidar') || f.endsWith('/remote/watch.js'))).toEqual([]);
+  });
+
+  it('loads the file watcher for ack sync watch (its neighbour that needs it)', () => {
+    // Without a token the command stops at once, after loading what it runs.
+    const files = loadedBy(['sync', 'watch', dir, '--module', 'wwwroot'], { failing: true });
+    expect(files.some((f) => f.includes('chokidar'))).toBe(true);
   });
 
   it('loads the host for ack check (its neighbour that needs it)', () => {

@@ -50,7 +50,7 @@ export type { Logger } from './logging/logger.js';
 export { createHostPaths } from './paths/host-paths.js';
 export type { HostPaths } from './paths/host-paths.js';
 export { expandEnvVars } from './paths/env-expand.js';
-export { resolveContainedPath, checkNoSymlinkEscape } from './paths/contained-path.js';
+export { resolveContainedPath, checkNoSymlinkEscape, type RealFolders } from './paths/contained-path.js';
 export type { ContainedPath, PathRejection } from './paths/contained-path.js';
 export { ProblemError, isWellFormedProblem, problemBody, sendProblem } from './http/problem.js';
 export type { Problem } from './http/problem.js';

@@ -15,7 +15,6 @@ import { listFiles } from './remote/files.js';
 import { createProgress, formatBytes, runLimited } from './remote/progress.js';
 import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
 import { exitCodeFor, uploadResultJson, type Outcome } from './remote/outcome.js';
-import { watchFolder } from './remote/watch.js';
 import { deltaUpload } from './remote/delta-upload.js';
 
 export function parseChange(value: string): ChangeType {
@@ -277,6 +276,8 @@ export function registerSync(program: Command): void {
           const root = path.resolve(dir);
           const stat = await fs.promises.stat(root).catch(() => undefined);
           if (!stat?.isDirectory()) throw new CliError(`not a folder: ${dir}`, EXIT_CODES.usage);
+          // The watcher (chokidar) loads only for `sync watch`: `sync upload` starts without it.
+          const { watchFolder } = await import('./remote/watch.js');
           return watchFolder({
             root,
             prefix: options.path,

@@ -96,6 +96,19 @@ describe('safe write', () => {
   });
 });
 
+describe('a big file flushed as it is staged', () => {
+  it('keeps every byte in order while flushes run behind the writes', async () => {
+    // 20 MiB in 64 KiB chunks, each chunk its own content: several flushes run on the way.
+    const chunks = Array.from({ length: 320 }, (_, i) => Buffer.alloc(64 * 1024, `chunk ${i};`));
+    const target = path.join(dir, 'big.bin');
+    const result = await writeFileAtomic(target, Readable.from(chunks));
+    const whole = Buffer.concat(chunks);
+    expect(result.bytes).toBe(whole.length);
+    expect(fs.readFileSync(target).equals(whole)).toBe(true);
+    expect(temps()).toEqual([]);
+  });
+});
+
 describe('a file read while it is replaced', () => {
   it('is always a whole old or a whole new file, over 100 replacements', async () => {
     const target = path.join(dir, 'page.html');

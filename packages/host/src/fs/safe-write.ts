@@ -49,6 +49,8 @@ export interface StageOptions {
 const TEMP_SUFFIX = '.ack-tmp';
 /** Bytes a staged file's write stream gathers while a write is in flight. */
 const WRITE_BYTES = 1024 * 1024;
+/** A staged file is also flushed in the background every this many bytes. */
+const FLUSH_BEHIND_BYTES = 8 * 1024 * 1024;
 
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
 function tempName(dir: string, hint: string): string {
@@ -99,12 +101,29 @@ export async function stageStream(
   const hash = createHash('sha256');
   let bytes = 0;
   const limit = options.maxBytes ?? Infinity;
+  // Write-behind: a big file is also flushed every FLUSH_BEHIND_BYTES on the way, in the background,
+  // so that the disk writes while the rest arrives and the final flush has little left to do (the
+  // system would otherwise keep it all in memory until then; docs/sync.md "Speed").
+  let flushedUpTo = 0;
+  let behind: Promise<void> | undefined;
+  let behindError: Error | undefined;
   const meter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       bytes += chunk.length;
       if (bytes > limit) return cb(new FileTooLargeError(limit));
       hash.update(chunk);
+      if (!behind && bytes - flushedUpTo >= FLUSH_BEHIND_BYTES) {
+        flushedUpTo = bytes;
+        behind = handle
+          .datasync()
+          .catch((err: Error) => void (behindError ??= err))
+          .finally(() => (behind = undefined));
+      }
       cb(null, chunk);
+    },
+    // The last write-behind flush ends before the file's own flush and close.
+    flush(cb) {
+      void Promise.resolve(behind).then(() => cb(behindError ?? null));
     },
   });
   const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir };

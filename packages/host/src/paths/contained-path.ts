@@ -1,3 +1,4 @@
+import { lstatSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -42,15 +43,62 @@ export function resolveContainedPath(root: string, relative: string): ContainedP
 }
 
 /**
+ * Real paths of folders already resolved, kept by a caller that checks many paths at once (a batch
+ * of uploads into a few folders): each folder is resolved once per batch rather than once per file.
+ */
+export type RealFolders = Map<string, Promise<string>>;
+
+/**
  * Checks that following symlinks from `root` to `absolute` stays inside `root`: the real path of the
  * deepest part of `absolute` that exists must lie within the real path of `root`. `root` need not
  * exist yet (a target folder a write will create): its real path is that of its deepest existing
- * folder plus the rest.
+ * folder plus the rest. `folders`, when given, keeps the real paths of folders between calls (the
+ * path itself is always resolved anew: it may be a symlink).
  */
-export async function checkNoSymlinkEscape(root: string, absolute: string): Promise<boolean> {
-  const realRoot = await realpathOfExisting(path.resolve(root));
-  const real = await realpathOfExisting(path.resolve(absolute));
+export async function checkNoSymlinkEscape(root: string, absolute: string, folders?: RealFolders): Promise<boolean> {
+  const realRoot = await realFolder(path.resolve(root), folders);
+  const target = path.resolve(absolute);
+  const parent = path.dirname(target);
+  if (folders && parent !== target) {
+    // With the folder's real path known, only whether the path itself is a symlink is left to ask:
+    // one local lstat (microseconds, as the listing's stats), not a thread-pool round trip per file.
+    const own = lstatQuiet(target);
+    if (!own?.isSymbolicLink()) {
+      const real = path.join(await realFolder(parent, folders), path.basename(target));
+      return real === realRoot || real.startsWith(realRoot + path.sep);
+    }
+  }
+  let real: string;
+  try {
+    real = await fs.realpath(target);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    real = parent === target ? target : path.join(await realFolder(parent, folders), path.basename(target));
+  }
   return real === realRoot || real.startsWith(realRoot + path.sep);
+}
+
+/** The path's own facts (a symlink not followed), or undefined when nothing is there (or a file is in its way). */
+function lstatQuiet(p: string): Stats | undefined {
+  try {
+    return lstatSync(p, { throwIfNoEntry: false });
+  } catch (err) {
+    // ENOTDIR: a file where a folder of the path should be, as for ENOENT.
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+function realFolder(dir: string, folders: RealFolders | undefined): Promise<string> {
+  if (!folders) return realpathOfExisting(dir);
+  let real = folders.get(dir);
+  if (!real) {
+    real = realpathOfExisting(dir);
+    folders.set(dir, real);
+    real.catch(() => folders.delete(dir));
+  }
+  return real;
 }
 
 /** Real path of the deepest existing part of `p`, with the parts that do not exist appended. */

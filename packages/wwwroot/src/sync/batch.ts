@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ProblemError, type Logger, type UploadFlow } from '@ack/host';
+import { ProblemError, type Logger, type RealFolders, type UploadFlow } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';
@@ -35,6 +35,8 @@ interface BatchEntry {
 export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, logger: Logger): RequestHandler {
   return (req, res, next) => {
     const authorizationKey = req.headers.authorizationkey;
+    // The batch's files share a few folders: each is resolved (symlinks followed) once.
+    const folders: RealFolders = new Map();
     const moduleOf = (fields: ReadonlyMap<string, readonly string[]>) => parseModuleName(fields.get('modulename')?.[0]);
     const resolveEntry = async (module: string, filePath: string | undefined) => {
       if (!filePath?.trim())
@@ -43,7 +45,7 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
           refused: bad(wwwrootProblems.SYNC_MISSING_FIELD, 'Each file needs its filePath.'),
         };
       try {
-        const { relative, absolute } = await resolveModulePath(runtime, module, filePath);
+        const { relative, absolute } = await resolveModulePath(runtime, module, filePath, folders);
         return { request: { module, path: relative, absolute }, target: absolute };
       } catch (err) {
         if (err instanceof ProblemError) return { request: { module, path: filePath }, refused: err };

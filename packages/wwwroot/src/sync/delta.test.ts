@@ -193,6 +193,41 @@ describe('POST /wwwroot/api/sync/batch', () => {
     expect(await (await fetch(`${h.url}/view/new.html`)).text()).toBe('new');
   });
 
+  it('refuses, file by file, a path through a symlink that leads out, however many files share its folder', async () => {
+    const h = await start({ 'HDS/in/a.html': 'a' });
+    const outside = path.join(h.home.home, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'key.txt'), 'secret');
+    fs.symlinkSync(outside, contracts(h, 'HDS', 'out'));
+    fs.symlinkSync(contracts(h, 'HDS', 'in'), contracts(h, 'HDS', 'alias')); // the neighbour: stays inside
+    fs.symlinkSync(path.join(outside, 'key.txt'), contracts(h, 'HDS', 'in', 'key-link.html'));
+    const res = await batch(h.url, [
+      { name: 'moduleName', content: 'wwwroot' },
+      ...file('HDS/in/b.html', 'b'),
+      ...file('HDS/out/x.html', 'x'),
+      ...file('HDS/in/key-link.html', 'k'), // a file in a folder already resolved, itself a symlink out
+      ...file('HDS/alias/c.html', 'c'),
+      ...file('HDS/out/new/y.html', 'y'),
+      ...file('HDS/new/d.html', 'd'), // a folder the batch creates
+      ...file('HDS/new/e.html', 'e'),
+    ]);
+    expect(res.status).toBe(200);
+    const { results } = (await res.json()) as { results: Array<Record<string, unknown>> };
+    expect(results.map((r) => [r.path, r.ok, r.code])).toEqual([
+      ['HDS/in/b.html', true, undefined],
+      ['HDS/out/x.html', false, 'sync.invalid_path'],
+      ['HDS/in/key-link.html', false, 'sync.invalid_path'],
+      ['HDS/alias/c.html', true, undefined],
+      ['HDS/out/new/y.html', false, 'sync.invalid_path'],
+      ['HDS/new/d.html', true, undefined],
+      ['HDS/new/e.html', true, undefined],
+    ]);
+    expect(fs.readdirSync(outside)).toEqual(['key.txt']);
+    expect(fs.readFileSync(path.join(outside, 'key.txt'), 'utf8')).toBe('secret');
+    expect(fs.readFileSync(contracts(h, 'HDS', 'in', 'c.html'), 'utf8')).toBe('c');
+    expect(fs.readFileSync(contracts(h, 'HDS', 'new', 'e.html'), 'utf8')).toBe('e');
+  });
+
   it('refuses a malformed batch as a whole and writes nothing; a well-formed neighbour is taken', async () => {
     const h = await start();
     const cases: Array<[string, FormPart[], string]> = [

@@ -5,6 +5,7 @@ import {
   parseContractType,
   resolveContainedPath,
   type ProblemCode,
+  type RealFolders,
 } from '@ack/host';
 import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
@@ -30,10 +31,12 @@ export function parseModuleName(text: string | undefined): string {
 /**
  * A path a client names inside a module's contract folder, through the one resolver uploads use
  * (lexical check, then no symlink leading out): 400 `sync.invalid_path` when it leaves the folder.
+ * A batch passes `folders` to resolve each folder once for all its files.
  */
 export async function resolveInFolder(
   folder: string,
   filePath: string,
+  folders?: RealFolders,
 ): Promise<{ relative: string; absolute: string }> {
   const resolved = resolveContainedPath(folder, filePath);
   if (!resolved.ok)
@@ -41,7 +44,7 @@ export async function resolveInFolder(
       wwwrootProblems.SYNC_INVALID_PATH,
       `filePath is refused (${resolved.reason}): it must stay inside the module's contract folder.`,
     );
-  if (!(await checkNoSymlinkEscape(folder, resolved.absolute)))
+  if (!(await checkNoSymlinkEscape(folder, resolved.absolute, folders)))
     throw bad(
       wwwrootProblems.SYNC_INVALID_PATH,
       "filePath is refused (symlink-escape): it must stay inside the module's contract folder.",
@@ -54,9 +57,10 @@ export async function resolveModulePath(
   runtime: WwwrootRuntime,
   module: string,
   filePath: string,
+  folders?: RealFolders,
 ): Promise<{ folder: string; relative: string; absolute: string }> {
   const folder = await contractFolderOf(runtime, module);
-  return { folder, ...(await resolveInFolder(folder, filePath)) };
+  return { folder, ...(await resolveInFolder(folder, filePath, folders)) };
 }
 
 /** Query parameters by lower-cased name, the first of each (the refresh route and the listing read them so). */

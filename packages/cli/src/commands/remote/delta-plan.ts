@@ -124,8 +124,10 @@ export async function hashMissing(files: readonly LocalFile[]): Promise<void> {
 export function noteSentDigests(
   files: readonly LocalFile[],
 ): (result: { ok: boolean; file?: string; sha256?: string }) => void {
-  const byFile = new Map(files.map((f) => [f.file, f]));
+  // Built at the first file sent: a push that sends nothing never pays for it.
+  let byFile: Map<string, LocalFile> | undefined;
   return (result) => {
+    byFile ??= new Map(files.map((f) => [f.file, f]));
     const local = result.file === undefined ? undefined : byFile.get(result.file);
     if (result.ok && local && result.sha256) local.sha256 = result.sha256;
   };
@@ -136,12 +138,7 @@ export function noteSentDigests(
  * host as sent) for the next run.
  */
 export function saveLocal(folder: LocalFolder): void {
-  saveDigestCache(
-    folder.root,
-    folder.files.map((f) => ({ ...f.scanned, sha256: f.sha256 })),
-    folder.scannedAtMs,
-    folder.cache,
-  );
+  saveDigestCache(folder.root, folder.files, folder.scannedAtMs, folder.cache);
 }
 
 /** What one host holds compared with the folder, or why it could not be asked. */

@@ -38,8 +38,8 @@ describe('the local digest cache', () => {
       saveDigestCache(
         root,
         [
-          { ...file('a.html'), sha256: SHA },
-          { ...fresh, sha256: SHA },
+          { scanned: file('a.html'), sha256: SHA },
+          { scanned: fresh, sha256: SHA },
         ],
         Date.now(),
         new Map(),

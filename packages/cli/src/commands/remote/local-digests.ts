@@ -100,18 +100,18 @@ export function loadDigestCache(root: string): Map<string, CachedDigest> {
  */
 export function saveDigestCache(
   root: string,
-  files: ReadonlyArray<ScannedFile & { sha256?: string }>,
+  files: ReadonlyArray<{ scanned: ScannedFile; sha256?: string }>,
   scannedAtMs: number,
   loaded: ReadonlyMap<string, CachedDigest>,
 ): void {
   const entries: Record<string, [number, number, number, number, string]> = {};
   let count = 0;
   let same = true;
-  for (const f of files) {
-    if (!f.sha256 || f.mtimeMs >= scannedAtMs - RACY_MS || f.ctimeMs >= scannedAtMs - RACY_MS) continue;
-    entries[f.rel] = [f.size, f.mtimeMs, f.ctimeMs, f.ino, f.sha256];
+  for (const { scanned: f, sha256 } of files) {
+    if (!sha256 || f.mtimeMs >= scannedAtMs - RACY_MS || f.ctimeMs >= scannedAtMs - RACY_MS) continue;
+    entries[f.rel] = [f.size, f.mtimeMs, f.ctimeMs, f.ino, sha256];
     count++;
-    if (same && cachedDigest(loaded, f) !== f.sha256) same = false;
+    if (same && cachedDigest(loaded, f) !== sha256) same = false;
   }
   if (same && count === loaded.size) return;
   try {

@@ -77,7 +77,7 @@ export { FileTooLargeError, isTemporaryFileName, writeFileAtomic } from './fs/sa
 export type { StagedFile, StageOptions } from './fs/safe-write.js';
 export type { UploadFlow } from './fs/upload-flow.js';
 export type { UploadChange, UploadFlowOptions, UploadHandling, UploadOutcome, UploadPlan } from './fs/upload-flow.js';
-export type { FormFields } from './fs/receive-upload.js';
+export type { FormFieldValues, FormFields } from './fs/receive-upload.js';
 export { bodyTooLarge, createBodyReaders, parseJsonBody, readBody } from './http/read-body.js';
 export type { BodyReaders, ReadBodyOptions } from './http/read-body.js';
 export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } from './contract-sync/targets.js';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
+import fsCallback, { type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -36,9 +36,12 @@ export interface StagedFile {
   readonly sha256: string;
 }
 
-interface StagedInternal extends StagedFile {
+/** What this module and `batch-staging.ts` keep beside a staged file's public facts. */
+export interface StagedInternal extends StagedFile {
   /** The first folder `mkdir` created for this file, removed again (if empty) on discard. */
   createdDir?: string;
+  /** Written but not yet flushed: `flushStaged` (batch-staging.ts) flushes it before any commit. */
+  unflushed?: boolean;
 }
 
 export interface StageOptions {
@@ -53,7 +56,7 @@ const WRITE_BYTES = 1024 * 1024;
 const FLUSH_BEHIND_BYTES = 8 * 1024 * 1024;
 
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
-function tempName(dir: string, hint: string): string {
+export function tempName(dir: string, hint: string): string {
   const base = path
     .basename(hint)
     .replace(/[^A-Za-z0-9_.-]/g, '_')
@@ -79,6 +82,27 @@ async function openTemp(
     try {
       const handle = await fs.open(tempPath, 'wx', 0o644);
       return { handle, tempPath, createdDir };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+    const made = await fs.mkdir(dir, { recursive: true });
+    createdDir ??= made;
+  }
+}
+
+/**
+ * As `openTemp`, with a plain descriptor: a small file staged from memory is opened, written and
+ * closed with three calls, without a `FileHandle` and its streams (docs/sync.md "Speed").
+ */
+export async function openTempFd(dir: string, hint: string): Promise<{ fd: number; tempPath: string; createdDir?: string }> {
+  let createdDir: string | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const tempPath = tempName(dir, hint);
+    try {
+      const fd = await new Promise<number>((resolve, reject) =>
+        fsCallback.open(tempPath, 'wx', 0o644, (err, fd) => (err ? reject(err) : resolve(fd))),
+      );
+      return { fd, tempPath, createdDir };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
     }
@@ -232,14 +256,13 @@ async function syncFolder(dir: string): Promise<void> {
   }
 }
 
-/** The target's own facts (a symlink is not followed), or undefined when there is nothing there. */
-async function lstatIfAny(p: string): Promise<Stats | undefined> {
-  try {
-    return await fs.lstat(p);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+/**
+ * The target's own facts (a symlink is not followed), or undefined when there is nothing there. A
+ * plain synchronous call: a new file's missing target costs no error object, and a stat is a few
+ * microseconds against a thread-pool round trip (docs/sync.md "Speed").
+ */
+function lstatIfAny(p: string): Stats | undefined {
+  return fsCallback.lstatSync(p, { throwIfNoEntry: false });
 }
 
 /** A hard link keeps the old content under a second name for free; copy where links are refused. */
@@ -284,7 +307,7 @@ async function commitLocked(items: StagedTarget[], flushFolders: boolean): Promi
   let renamed = 0;
   try {
     for (const { target } of items) {
-      const stat = await lstatIfAny(target);
+      const stat = lstatIfAny(target);
       if (stat?.isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
       const was = stat !== undefined;
       existed.push(was);

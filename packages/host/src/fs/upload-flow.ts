@@ -5,6 +5,7 @@ import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 import { ClientGoneError, receiveUpload, type FormFieldValues, type FormFields } from './receive-upload.js';
+import { flushStaged } from './batch-staging.js';
 import {
   commitStaged,
   isTemporaryFileName,
@@ -240,6 +241,8 @@ export class UploadFlow {
     // Every commit's folder is flushed once, after the last commit, before the answer.
     const committedDirs: string[] = [];
     try {
+      // The files were staged without a flush each: all are made durable before any is committed.
+      await flushStaged(pending);
       const deletes = await Promise.all(
         (await handling.resolveDeletes(form.values ?? new Map(), entries.length)).map(checked),
       );

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ProblemError, type Logger, type RealFolders, type UploadFlow } from '@ack/host';
+import { ProblemError, type FormFieldValues, type Logger, type RealFolders, type UploadFlow } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';
@@ -37,7 +37,7 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
     const authorizationKey = req.headers.authorizationkey;
     // The batch's files share a few folders: each is resolved (symlinks followed) once.
     const folders: RealFolders = new Map();
-    const moduleOf = (fields: ReadonlyMap<string, readonly string[]>) => parseModuleName(fields.get('modulename')?.[0]);
+    const moduleOf = (fields: FormFieldValues) => parseModuleName(fields.get('modulename')?.[0]);
     const resolveEntry = async (module: string, filePath: string | undefined) => {
       if (!filePath?.trim())
         return {

@@ -24,7 +24,10 @@ const hosts = useTestHosts();
 
 async function start(files: Record<string, string> = {}, maxBytes = 1000): Promise<TestHost & { home: TestHome }> {
   const home = hosts.home(
-    testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], Security: { MaxContractSyncFileBytes: maxBytes } } }),
+    testAppSettings({
+      AppSettings: { LoadModules: ['wwwroot'], Security: { MaxContractSyncFileBytes: maxBytes } },
+      Kestrel: { Limits: { MaxRequestBodySize: 64 * 1024 * 1024 } },
+    }),
     {
       'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
       ...Object.fromEntries(Object.entries(files).map(([k, v]) => [`contracts/wwwroot/${k}`, v])),
@@ -191,6 +194,37 @@ describe('POST /wwwroot/api/sync/batch', () => {
     expect(leftovers).toEqual([]);
     // The new bytes are served at once (the cache was told).
     expect(await (await fetch(`${h.url}/view/new.html`)).text()).toBe('new');
+  });
+
+  it('lands every file whole whatever its size: many small ones flushed together, big ones streamed', async () => {
+    const h = await start({}, 3 * 1024 * 1024);
+    const bytesOf = (size: number, seed: number) => Buffer.alloc(size, 97 + (seed % 26));
+    // 1 MiB stays in memory, one byte more is streamed; past the limit is refused alone.
+    const sizes = [1024 * 1024, 1024 * 1024 + 1, 3 * 1024 * 1024, 3 * 1024 * 1024 + 1, 0, 1];
+    for (let i = 0; i < 30; i++) sizes.push(100 + i * 37);
+    const parts: FormPart[] = [{ name: 'moduleName', content: 'wwwroot' }];
+    sizes.forEach((size, i) =>
+      parts.push(
+        { name: 'filePath', content: `HDS/s${i}.bin` },
+        { name: 'file', content: bytesOf(size, i), filename: 'f.bin' },
+      ),
+    );
+    const res = await batch(h.url, parts);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const { results } = (await res.json()) as { results: Array<Record<string, unknown>> };
+    sizes.forEach((size, i) => {
+      if (size > 3 * 1024 * 1024) {
+        expect(results[i]).toMatchObject({ ok: false, status: 413, code: 'sync.file_too_large' });
+        expect(fs.existsSync(contracts(h, 'HDS', `s${i}.bin`))).toBe(false);
+        return;
+      }
+      expect(results[i]).toMatchObject({ ok: true, bytes: size, sha256: sha(bytesOf(size, i)) });
+      expect(sha(fs.readFileSync(contracts(h, 'HDS', `s${i}.bin`)))).toBe(sha(bytesOf(size, i)));
+    });
+    const leftovers = fs
+      .readdirSync(contracts(h), { recursive: true, encoding: 'utf8' })
+      .filter((f) => isTemporaryFileName(path.basename(f)));
+    expect(leftovers).toEqual([]);
   });
 
   it('refuses, file by file, a path through a symlink that leads out, however many files share its folder', async () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '@ack/host';
-import { mountTinyFilesystem, testAppSettings, useTestHosts } from '@ack/host/test-support';
+import { multipartBody, mountTinyFilesystem, testAppSettings, useTestHosts, type FormPart } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 
 const hosts = useTestHosts();
@@ -44,5 +44,38 @@ describe('sync upload on a full disk', () => {
       );
       expect(temps).toEqual([]);
     }
+  });
+
+  it('answers a batch that does not fit 507 storage.full: nothing of it committed, no temporary file', async () => {
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: ['team-token'] } },
+    });
+    const folder = path.join(home.home, 'contracts', 'wwwroot', 'HDS');
+    unmounts.push(mountTinyFilesystem(folder, 64 * 1024));
+    fs.writeFileSync(path.join(folder, 'page.html'), '<p>v1</p>');
+    const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
+    const sends = async (count: number) => {
+      const parts: FormPart[] = [{ name: 'moduleName', content: 'wwwroot' }];
+      for (let i = 0; i < count; i++)
+        parts.push(
+          { name: 'filePath', content: i === 0 ? 'HDS/page.html' : `HDS/f${i}.html` },
+          { name: 'file', content: Buffer.alloc(8 * 1024, 0x62), filename: 'f.html' },
+        );
+      const { body, contentType } = multipartBody(parts);
+      return fetch(`${url}/wwwroot/api/sync/batch`, {
+        method: 'POST',
+        headers: { Authorization: AUTH, 'Content-Type': contentType },
+        body,
+      });
+    };
+    // 20 files of 8 KiB cannot fit in 64 KiB; the neighbour, 2 of them, does.
+    const full = await sends(20);
+    expect(full.status).toBe(507);
+    expect(await full.json()).toMatchObject({ status: 507, code: 'storage.full' });
+    expect(fs.readdirSync(folder)).toEqual(['page.html']);
+    expect(fs.readFileSync(path.join(folder, 'page.html'), 'utf8')).toBe('<p>v1</p>');
+    const fits = await sends(2);
+    expect(fits.status).toBe(200);
+    expect(fs.readdirSync(folder).sort()).toEqual(['f1.html', 'page.html']);
   });
 });

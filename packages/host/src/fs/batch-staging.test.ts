@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fuzzOptions } from '../test-support/fuzz.js';
+import { IN_MEMORY_BYTES, flushFileSystems, flushStaged, stageUnflushed } from './batch-staging.js';
+import { FileTooLargeError, commitStaged, isTemporaryFileName } from './safe-write.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-batch-staging-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+const temps = () =>
+  fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => isTemporaryFileName(path.basename(f)));
+/** A stream of `data` cut into the given chunk sizes (the rest in one last chunk). */
+const chunked = (data: Buffer, sizes: number[]) => {
+  const chunks: Buffer[] = [];
+  let at = 0;
+  for (const size of sizes) {
+    if (at >= data.length) break;
+    chunks.push(data.subarray(at, at + size));
+    at += size;
+  }
+  if (at < data.length) chunks.push(data.subarray(at));
+  return Readable.from(chunks, { objectMode: false });
+};
+
+describe('staging the files of a batch', () => {
+  it('stages a small file from memory, unflushed until flushStaged, then commits it whole', async () => {
+    const data = Buffer.from('<p>hello</p>');
+    const staged = await stageUnflushed(path.join(dir, 'a'), chunked(data, [3, 3]), { maxBytes: 100 });
+    expect(staged).toMatchObject({ bytes: data.length, sha256: sha(data), unflushed: true });
+    expect(fs.readFileSync(staged.tempPath)).toEqual(data);
+    await flushStaged([staged, undefined]);
+    expect(staged).toMatchObject({ unflushed: false });
+    const target = path.join(dir, 'a', 'page.html');
+    await commitStaged([{ staged, target }]);
+    expect(fs.readFileSync(target)).toEqual(data);
+    expect(temps()).toEqual([]);
+  });
+
+  it('streams a file past the in-memory size on to disk, the bytes read so far first', async () => {
+    const data = Buffer.alloc(IN_MEMORY_BYTES * 2 + 123);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 31) & 0xff;
+    const staged = await stageUnflushed(dir, chunked(data, Array(40).fill(64 * 1024)), { maxBytes: data.length });
+    expect(staged).toMatchObject({ bytes: data.length, sha256: sha(data) });
+    expect(fs.readFileSync(staged.tempPath).equals(data)).toBe(true);
+  });
+
+  it('refuses one byte over maxBytes, in memory or streamed, leaving nothing; exactly maxBytes is taken', async () => {
+    for (const size of [100, IN_MEMORY_BYTES + 100]) {
+      const over = Buffer.alloc(size + 1, 1);
+      await expect(stageUnflushed(dir, chunked(over, [7]), { maxBytes: size })).rejects.toBeInstanceOf(
+        FileTooLargeError,
+      );
+      expect(temps()).toEqual([]);
+      const exact = await stageUnflushed(dir, chunked(over.subarray(0, size), [7]), { maxBytes: size });
+      expect(exact.bytes).toBe(size);
+      fs.rmSync(exact.tempPath);
+    }
+  });
+
+  it('fails with the source, leaving nothing', async () => {
+    const source = new PassThrough();
+    const staging = stageUnflushed(dir, source, { maxBytes: 1000 });
+    source.write(Buffer.alloc(10));
+    source.destroy(new Error('cut off'));
+    await expect(staging).rejects.toThrow('cut off');
+    expect(temps()).toEqual([]);
+  });
+
+  it('flushes many files with one file-system flush, and file by file where that is refused', async () => {
+    const files = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stageUnflushed(dir, Readable.from([Buffer.from(`f${i}`)]))),
+    );
+    expect(await flushFileSystems([dir])).toBe(process.platform === 'linux');
+    // The neighbour that must fail: a folder that is not there cannot be flushed.
+    expect(await flushFileSystems([path.join(dir, 'missing')])).toBe(false);
+    await flushStaged(files);
+    expect(files.every((f) => (f as { unflushed?: boolean }).unflushed === false)).toBe(true);
+  });
+
+  it('names the file a flush fails on (file by file), rather than taking it on trust', async () => {
+    const files = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stageUnflushed(dir, Readable.from([Buffer.from(`f${i}`)]))),
+    );
+    // Gone before its flush: the whole-file-system flush would not notice; the per-file one must.
+    const gone = files[7]!;
+    fs.rmSync(gone.tempPath);
+    const path0 = process.env.PATH;
+    process.env.PATH = dir; // no `sync` command here: the per-file fallback runs
+    try {
+      await expect(flushStaged(files)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      process.env.PATH = path0;
+    }
+  });
+
+  it('stages any size in any chunking whole, or refuses it exactly when over the limit (fuzz)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: IN_MEMORY_BYTES + 70_000 }),
+        fc.array(fc.integer({ min: 1, max: 300_000 }), { maxLength: 12 }),
+        fc.integer({ min: 0, max: IN_MEMORY_BYTES + 70_000 }),
+        async (size, cuts, maxBytes) => {
+          const data = Buffer.alloc(size, size & 0xff);
+          const staging = stageUnflushed(dir, chunked(data, cuts), { maxBytes });
+          if (size > maxBytes) await expect(staging).rejects.toBeInstanceOf(FileTooLargeError);
+          else {
+            const staged = await staging;
+            expect(staged.bytes).toBe(size);
+            expect(staged.sha256).toBe(sha(data));
+            expect(fs.statSync(staged.tempPath).size).toBe(size);
+            fs.rmSync(staged.tempPath);
+          }
+          expect(temps()).toEqual([]);
+        },
+      ),
+      fuzzOptions(40),
+    );
+  });
+});

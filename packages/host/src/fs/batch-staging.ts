@@ -1,0 +1,178 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import {
+  FileTooLargeError,
+  discardStaged,
+  openTempFd,
+  stageStream,
+  type StageOptions,
+  type StagedFile,
+  type StagedInternal,
+} from './safe-write.js';
+
+// Staging the files of a batch (docs/sync.md "Speed"): a push of thousands of small files is
+// bound by the work per file, not by bytes. A small file is gathered in memory, hashed, and
+// written with one open, one write and one close, without a flush of its own; before the batch
+// commits anything, `flushStaged` makes all of them durable together.
+
+/** A batch file up to this size is staged from memory; a bigger one is streamed as `stageStream` does. */
+export const IN_MEMORY_BYTES = 1024 * 1024;
+/** From this many unflushed files on, one whole-file-system flush beats a flush per file. */
+const FILE_SYSTEM_FLUSH_FROM = 16;
+/** Files flushed at once when each is flushed on its own. */
+const FLUSH_CONCURRENCY = 4;
+
+const call = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void) =>
+  new Promise<T>((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
+
+/**
+ * Stages one file of a batch in `dir`, NOT flushed (`flushStaged` must run before it is
+ * committed). Past `IN_MEMORY_BYTES` the file goes on as `stageStream` writes it (flushed). A file
+ * over `maxBytes` fails with `FileTooLargeError` and leaves nothing behind; the caller drains the
+ * rest of `source`.
+ */
+export function stageUnflushed(
+  dir: string,
+  source: Readable,
+  options: StageOptions & { nameHint?: string } = {},
+): Promise<StagedFile> {
+  const limit = options.maxBytes ?? Infinity;
+  return new Promise<StagedFile>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const stop = () => {
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > limit) {
+        stop();
+        return reject(new FileTooLargeError(limit));
+      }
+      chunks.push(chunk);
+      if (bytes <= IN_MEMORY_BYTES) return;
+      // Bigger than a batch file usually is: streamed on, what came so far first.
+      stop();
+      resolve(streamOn(dir, source, chunks, options));
+    };
+    const onEnd = () => {
+      stop();
+      resolve(writeWhole(dir, chunks, bytes, options.nameHint ?? 'upload'));
+    };
+    const onError = (err: Error) => {
+      stop();
+      reject(err);
+    };
+    source.on('data', onData).once('end', onEnd).once('error', onError);
+  });
+}
+
+/**
+ * Streams the rest of `source` after `head` through `stageStream`, by way of a relay: a failure
+ * there (the limit, the disk) ends the relay, never `source`, which belongs to the form's parser
+ * (ending it would fail the whole batch, not just this file); the caller drains it.
+ */
+async function streamOn(
+  dir: string,
+  source: Readable,
+  head: Buffer[],
+  options: StageOptions & { nameHint?: string },
+): Promise<StagedFile> {
+  const relay = new PassThrough();
+  for (const chunk of head) relay.write(chunk);
+  const cut = (err?: Error) => relay.destroy(err ?? new Error('The file part ended before its end.'));
+  const onClose = () => !source.readableEnded && cut();
+  source.once('error', cut).once('close', onClose).pipe(relay);
+  try {
+    return await stageStream(dir, relay, options);
+  } finally {
+    source.off('error', cut).off('close', onClose).unpipe(relay);
+  }
+}
+
+async function writeWhole(dir: string, chunks: Buffer[], bytes: number, hint: string): Promise<StagedFile> {
+  const hash = createHash('sha256');
+  for (const chunk of chunks) hash.update(chunk);
+  const { fd, tempPath, createdDir } = await openTempFd(dir, hint);
+  const staged: StagedInternal = { tempPath, bytes, sha256: hash.digest('hex'), createdDir, unflushed: true };
+  let open = true;
+  try {
+    let rest = chunks;
+    while (rest.length > 0) {
+      let written = await call<number>((cb) => fs.writev(fd, rest, null, cb));
+      // A short write (rare on a regular file) goes on where it stopped.
+      const next: Buffer[] = [];
+      for (const chunk of rest) {
+        if (written >= chunk.length) written -= chunk.length;
+        else {
+          next.push(written > 0 ? chunk.subarray(written) : chunk);
+          written = 0;
+        }
+      }
+      rest = next;
+    }
+    open = false;
+    await call<void>((cb) => fs.close(fd, (err) => cb(err, undefined)));
+  } catch (err) {
+    if (open) await call<void>((cb) => fs.close(fd, () => cb(null, undefined)));
+    await discardStaged(staged);
+    throw err;
+  }
+  return staged;
+}
+
+/**
+ * Makes every unflushed staged file durable before it is committed. Many files are flushed with
+ * one whole-file-system flush of each file system they are on (Linux `syncfs`, through
+ * `sync --file-system`): one journal commit rather than one per file. Where that is not
+ * available, or it fails, each file is flushed on its own, which also names the file a disk error
+ * belongs to. Throws that error.
+ */
+export async function flushStaged(files: ReadonlyArray<StagedFile | undefined>): Promise<void> {
+  const pending = files.filter((f): f is StagedInternal => !!f && (f as StagedInternal).unflushed === true);
+  if (pending.length === 0) return;
+  const flushed =
+    pending.length >= FILE_SYSTEM_FLUSH_FROM &&
+    (await flushFileSystems([...new Set(pending.map((f) => path.dirname(f.tempPath)))]));
+  if (!flushed) {
+    let next = 0;
+    const worker = async () => {
+      while (next < pending.length) await flushFile(pending[next++]!.tempPath);
+    };
+    await Promise.all(Array.from({ length: Math.min(FLUSH_CONCURRENCY, pending.length) }, worker));
+  }
+  for (const file of pending) file.unflushed = false;
+}
+
+async function flushFile(file: string): Promise<void> {
+  const fd = await call<number>((cb) => fs.open(file, 'r+', cb));
+  try {
+    await call<void>((cb) => fs.fdatasync(fd, (err) => cb(err, undefined)));
+  } finally {
+    await call<void>((cb) => fs.close(fd, () => cb(null, undefined)));
+  }
+}
+
+/**
+ * `sync --file-system -- <folders>` (GNU coreutils; Linux `syncfs` on each folder's file system).
+ * True when it ran and reported success; false where there is no such command or it failed (the
+ * caller then flushes file by file, so nothing is taken on trust).
+ */
+export function flushFileSystems(folders: readonly string[]): Promise<boolean> {
+  if (process.platform !== 'linux' || folders.length === 0) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    let child;
+    try {
+      child = spawn('sync', ['--file-system', '--', ...folders], { stdio: 'ignore' });
+    } catch {
+      return resolve(false);
+    }
+    child.once('error', () => resolve(false));
+    child.once('close', (code) => resolve(code === 0));
+  });
+}

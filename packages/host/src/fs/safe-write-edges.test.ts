@@ -32,10 +32,13 @@ describe('temporary files', () => {
     });
     expect(path.dirname(staged.tempPath)).toBe(dir);
     const name = path.basename(staged.tempPath);
-    expect(name).toMatch(/^\.[A-Za-z0-9_.-]{1,60}\.[0-9a-f]{12}\.ack-tmp$/);
+    expect(name).toMatch(/^\.[A-Za-z0-9_.-]{1,60}\.[0-9a-f]{12}[0-9a-z]+\.ack-tmp$/);
     expect(name.startsWith('.pa_ss_wd_')).toBe(true);
     expect(isTemporaryFileName(name)).toBe(true);
-    await discardStaged(staged);
+    // Each write has its own name, however alike the hints.
+    const again = await stageStream(dir, Readable.from(['y']), { nameHint: `../../etc/pa ss;wd ${'é'.repeat(100)}.html` });
+    expect(again.tempPath).not.toBe(staged.tempPath);
+    await discardStaged(staged, again);
     expect(list()).toEqual([]);
   });
 

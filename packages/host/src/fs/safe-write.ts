@@ -55,13 +55,21 @@ const WRITE_BYTES = 1024 * 1024;
 /** A staged file is also flushed in the background every this many bytes. */
 const FLUSH_BEHIND_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Unique per process (random, drawn once) and per write (a counter): hosts and workers sharing a
+ * folder never pick the same name, and a name costs no call into the random source per file.
+ */
+const PROCESS_TAG = randomBytes(6).toString('hex');
+let tempCounter = 0;
+
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
 export function tempName(dir: string, hint: string): string {
   const base = path
     .basename(hint)
     .replace(/[^A-Za-z0-9_.-]/g, '_')
     .slice(0, 60);
-  return path.join(dir, `.${base}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+  tempCounter = (tempCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return path.join(dir, `.${base}.${PROCESS_TAG}${tempCounter.toString(36)}${TEMP_SUFFIX}`);
 }
 
 /** True for a name `stageStream` gives its temporary files (lets tests and tools recognise leftovers). */

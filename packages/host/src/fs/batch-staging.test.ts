@@ -6,7 +6,7 @@ import { PassThrough, Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fuzzOptions } from '../test-support/fuzz.js';
-import { IN_MEMORY_BYTES, flushFileSystems, flushStaged, stageUnflushed } from './batch-staging.js';
+import { IN_MEMORY_BYTES, StagingGate, flushFileSystems, flushStaged, stageUnflushed } from './batch-staging.js';
 import { FileTooLargeError, commitStaged, isTemporaryFileName } from './safe-write.js';
 
 let dir: string;
@@ -73,6 +73,27 @@ describe('staging the files of a batch', () => {
     source.destroy(new Error('cut off'));
     await expect(staging).rejects.toThrow('cut off');
     expect(temps()).toEqual([]);
+  });
+
+  it('stages at most as many files at once as the gate lets in; one whose part failed while it waited fails, never hangs', async () => {
+    const gate = new StagingGate(2);
+    const sources = Array.from({ length: 4 }, () => new PassThrough());
+    const read = () => sources.map((s) => s.listenerCount('data') > 0);
+    const stagings = sources.map((source) => stageUnflushed(dir, source, { gate }));
+    stagings.forEach((p) => p.catch(() => undefined));
+    sources.forEach((s, i) => s.write(Buffer.from(`part ${i}`)));
+    await new Promise((r) => setTimeout(r, 20));
+    // The first two are being read; the others wait, unread.
+    expect(read()).toEqual([true, true, false, false]);
+    sources[2]!.on('error', () => undefined); // the form's parser listens in the host
+    sources[2]!.destroy(new Error('the form failed'));
+    sources[0]!.end();
+    await expect(stagings[0]).resolves.toMatchObject({ bytes: 6 });
+    await expect(stagings[2]).rejects.toThrow();
+    sources[1]!.end();
+    sources[3]!.end();
+    await expect(stagings[1]).resolves.toMatchObject({ bytes: 6 });
+    await expect(stagings[3]).resolves.toMatchObject({ bytes: 6 });
   });
 
   it('flushes many files with one file-system flush, and file by file where that is refused', async () => {

@@ -29,16 +29,61 @@ const call = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void)
   new Promise<T>((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
 
 /**
+ * At most `limit` files of one request staged at once (gathered in memory or being written): the
+ * next file's part is not read until one is done, so the parser, then the socket, wait. However
+ * fast a client sends and however slow the disk, a request holds at most `limit` MiB of file
+ * bytes in memory.
+ */
+export class StagingGate {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  /** Takes a place now when one is free. */
+  tryEnter(): boolean {
+    if (this.active >= this.limit) return false;
+    this.active++;
+    return true;
+  }
+
+  /** Waits for a place (handed over by `leave`, without going through `active`). */
+  wait(): Promise<void> {
+    return new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
+  }
+}
+
+/**
  * Stages one file of a batch in `dir`, NOT flushed (`flushStaged` must run before it is
  * committed). Past `IN_MEMORY_BYTES` the file goes on as `stageStream` writes it (flushed). A file
  * over `maxBytes` fails with `FileTooLargeError` and leaves nothing behind; the caller drains the
- * rest of `source`.
+ * rest of `source`. With a `gate`, waits for a place before reading `source`.
  */
 export function stageUnflushed(
   dir: string,
   source: Readable,
-  options: StageOptions & { nameHint?: string } = {},
+  options: StageOptions & { nameHint?: string; gate?: StagingGate } = {},
 ): Promise<StagedFile> {
+  const { gate, ...stageOptions } = options;
+  if (!gate) return gathered(dir, source, stageOptions);
+  const run = () => gathered(dir, source, stageOptions).finally(() => gate.leave());
+  // With a free place the part is listened to at once, before it can end or fail unheard.
+  if (gate.tryEnter()) return run();
+  return gate.wait().then(() => {
+    if (!source.destroyed) return run();
+    // The form failed while this file waited: its part will never end.
+    gate.leave();
+    throw new Error('The file part ended before its end.');
+  });
+}
+
+function gathered(dir: string, source: Readable, options: StageOptions & { nameHint?: string }): Promise<StagedFile> {
   const limit = options.maxBytes ?? Infinity;
   return new Promise<StagedFile>((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -6,7 +6,7 @@ import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
-import { stageUnflushed } from './batch-staging.js';
+import { StagingGate, stageUnflushed } from './batch-staging.js';
 
 // multer loads with the first upload, not with the host (docs/architecture.md, "What loads only when used").
 const requireCjs = createRequire(import.meta.url);
@@ -98,6 +98,9 @@ export class ClientGoneError extends Error {
   }
 }
 
+/** Files of one batch staged at once (each at most 1 MiB in memory). */
+const BATCH_FILES_AT_ONCE = 8;
+
 const LIMITS = { files: 1, fields: 32, parts: 40, fieldSize: 64 * 1024, fieldNameSize: 200 };
 
 /** A batch carries a path field per file (and deletions): room for those beside the files. */
@@ -139,6 +142,8 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     const staging = new Set<Promise<StagedFile>>();
     let received: { file: StagedFile; name: string } | undefined;
     const batchFiles: ReceivedBatchFile[] = [];
+    /** A batch's files staged at once (docs/sync.md "Batches": memory stays bounded). */
+    const gate = new StagingGate(BATCH_FILES_AT_ONCE);
     const limits = limitsFor(options.batch?.maxFiles);
 
     const removeStaged = async () => {
@@ -209,6 +214,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
         try {
           // Not flushed yet: the flow flushes the batch's files together before committing any.
           return await stageUnflushed(target.dir, file.stream, {
+            gate,
             maxBytes: options.maxBytes,
             nameHint: file.originalname || 'upload',
           });

@@ -12,16 +12,21 @@ afterEach(() => {
 });
 const AUTH = `Basic ${Buffer.from('team-token:').toString('base64')}`;
 
+/** A host whose screen folder is a 64 KiB file system holding the old page. */
+async function startOnTinyDisk() {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: ['team-token'] } },
+  });
+  const folder = path.join(home.home, 'contracts', 'wwwroot', 'HDS');
+  unmounts.push(mountTinyFilesystem(folder, 64 * 1024));
+  fs.writeFileSync(path.join(folder, 'page.html'), '<p>v1</p>');
+  const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
+  return { home, folder, url };
+}
+
 describe('sync upload on a full disk', () => {
   it('answers 507 storage.full, keeps the old file and leaves no temporary file, file part first or last', async () => {
-    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: ['team-token'] } },
-    });
-    // The screen folder is a 64 KiB file system holding the old page.
-    const folder = path.join(home.home, 'contracts', 'wwwroot', 'HDS');
-    unmounts.push(mountTinyFilesystem(folder, 64 * 1024));
-    fs.writeFileSync(path.join(folder, 'page.html'), '<p>v1</p>');
-    const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
+    const { home, folder, url } = await startOnTinyDisk();
 
     for (const fileFirst of [false, true]) {
       const form = new FormData();
@@ -47,13 +52,7 @@ describe('sync upload on a full disk', () => {
   });
 
   it('answers a batch that does not fit 507 storage.full: nothing of it committed, no temporary file', async () => {
-    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
-      'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: ['team-token'] } },
-    });
-    const folder = path.join(home.home, 'contracts', 'wwwroot', 'HDS');
-    unmounts.push(mountTinyFilesystem(folder, 64 * 1024));
-    fs.writeFileSync(path.join(folder, 'page.html'), '<p>v1</p>');
-    const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
+    const { folder, url } = await startOnTinyDisk();
     const sends = async (count: number) => {
       const parts: FormPart[] = [{ name: 'moduleName', content: 'wwwroot' }];
       for (let i = 0; i < count; i++)

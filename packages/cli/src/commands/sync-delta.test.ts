@@ -184,21 +184,32 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
     const h = await host();
     const dir = workDir(cleanups, { 'a.html': 'aaa', 'b.html': 'bbb' });
     const cacheFile = digestCacheFile(dir, { XDG_CACHE_HOME: testCacheHome() });
-    type CacheDoc = { files: Record<string, [number, number, number, number, string]> };
-    const cache = () =>
-      fs.existsSync(cacheFile) ? (JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as CacheDoc) : { files: {} };
+    // The cache file (docs/sync.md "The local digest cache"): a first line ending with the number
+    // of files, a facts line per file (its path, a NUL, its facts), then their digests on one line.
+    const cache = () => {
+      const [header = '', ...rest] = fs.existsSync(cacheFile) ? fs.readFileSync(cacheFile, 'utf8').split('\n') : [];
+      const count = Number(header.split(' ').at(-1) ?? 0);
+      const paths = rest.slice(0, count).map((line) => line.slice(0, line.indexOf('\0')));
+      return { header, paths, lines: rest.slice(0, count), digests: rest[count] ?? '' };
+    };
+    const kept = (rel: string) => {
+      const { paths, digests } = cache();
+      const i = paths.indexOf(rel);
+      return i === -1 ? undefined : digests.slice(i * 64, (i + 1) * 64);
+    };
     const plant = (rel: string, digest: string) => {
-      const doc = cache();
-      doc.files[rel]![4] = digest;
-      fs.writeFileSync(cacheFile, JSON.stringify(doc));
+      const { header, paths, lines, digests } = cache();
+      const i = paths.indexOf(rel);
+      const planted = digests.slice(0, i * 64) + digest + digests.slice((i + 1) * 64);
+      fs.writeFileSync(cacheFile, `${[header, ...lines, planted].join('\n')}\n`);
     };
 
     expect((await push(dir, h.url)).hosts[0]).toMatchObject({ created: 2 });
     // Files written a moment ago are not kept: a coarse clock could hide an edit within the same tick.
-    expect(cache().files).toEqual({});
+    expect(cache().paths).toEqual([]);
     await new Promise((r) => setTimeout(r, 2100));
     expect((await push(dir, h.url)).hosts[0]).toMatchObject({ changed: 0, unchanged: 2 });
-    expect(cache().files['b.html']?.[4]).toBe(sha('bbb'));
+    expect(kept('b.html')).toBe(sha('bbb'));
 
     // While a file's size, times and inode match, its kept digest is believed (here a wrong one,
     // so the file is sent); what was sent, hashed on the way, replaces it.
@@ -207,7 +218,7 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
     expect(believed.code, JSON.stringify(believed)).toBe(0);
     expect(believed.hosts[0]).toMatchObject({ changed: 1, unchanged: 1 });
     expect(believed.results).toMatchObject([{ path: 'HDS/b.html', ok: true, sha256: sha('bbb') }]);
-    expect(cache().files['b.html']?.[4]).toBe(sha('bbb'));
+    expect(kept('b.html')).toBe(sha('bbb'));
     // --rehash reads every file again instead.
     plant('b.html', sha('zzz'));
     expect((await push(dir, h.url, '--rehash')).hosts[0]).toMatchObject({ changed: 0, unchanged: 2 });

@@ -1,6 +1,6 @@
 import { CliError, EXIT_CODES } from './exit-codes.js';
 import { hashFile, scanFolder, type ScannedFile } from './files.js';
-import { cachedDigest, loadDigestCache, saveDigestCache, type CachedDigest } from './local-digests.js';
+import { knowNothing, loadDigestCache, saveDigestCache, type KnownDigests } from './local-digests.js';
 import type { RequestSettings } from './http.js';
 import { fetchListing, type BatchOffer, type RemoteEntry } from './listing-client.js';
 import type { Outcome } from './outcome.js';
@@ -76,8 +76,8 @@ export interface LocalFolder {
   files: LocalFile[];
   /** When the folder was read (wall clock, ms): files touched since are not cached. */
   scannedAtMs: number;
-  /** The local digest cache as read (what is written back only when it changed). */
-  cache: ReadonlyMap<string, CachedDigest>;
+  /** What the local digest cache knew of the files (written back only when that changed). */
+  known: KnownDigests;
 }
 
 /** Every file of the folder with its remote path, size and (when cached) SHA-256; hashed only when needed. */
@@ -85,18 +85,18 @@ export async function scanLocal(root: string, prefix: string | undefined, rehash
   const scannedAtMs = Date.now();
   try {
     const scanned = await scanFolder(root);
-    const cache = rehash ? new Map<string, CachedDigest>() : loadDigestCache(root);
+    const known = rehash ? knowNothing(scanned) : loadDigestCache(root, scanned);
     const base = joinRemote(prefix, '');
     // The common case (no `\\` in the name) skips the general join: thousands of files.
     const remoteOf = (rel: string) => (rel.includes('\\') ? joinRemote(prefix, rel) : base ? `${base}/${rel}` : rel);
-    const files = scanned.map((f) => ({
+    const files = scanned.map((f, i) => ({
       file: f.abs,
       remotePath: remoteOf(f.rel),
       size: f.size,
-      sha256: cachedDigest(cache, f),
+      sha256: known.digests[i],
       scanned: f,
     }));
-    return { root, files, scannedAtMs, cache };
+    return { root, files, scannedAtMs, known };
   } catch (err) {
     throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT_CODES.usage);
   }
@@ -138,7 +138,7 @@ export function noteSentDigests(
  * host as sent) for the next run.
  */
 export function saveLocal(folder: LocalFolder): void {
-  saveDigestCache(folder.root, folder.files, folder.scannedAtMs, folder.cache);
+  saveDigestCache(folder.root, folder.files, folder.scannedAtMs, folder.known);
 }
 
 /** What one host holds compared with the folder, or why it could not be asked. */

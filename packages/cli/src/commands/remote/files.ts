@@ -61,10 +61,13 @@ export async function scanFolder(root: string): Promise<ScannedFile[]> {
   const out: ScannedFile[] = [];
   const walk = async (dir: string, prefix: string) => {
     await new Promise((resolve) => setImmediate(resolve));
+    // A name read from a folder holds no separator: joined as it is, not through path.join.
+    const base = dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`;
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (isIgnoredName(entry.name)) continue;
-      const abs = path.join(dir, entry.name);
-      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+      const name = entry.name;
+      if (isIgnoredName(name)) continue;
+      const abs = `${base}${name}`;
+      const rel = prefix ? `${prefix}/${name}` : name;
       if (entry.isDirectory()) {
         await walk(abs, rel);
         continue;

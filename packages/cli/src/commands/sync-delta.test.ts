@@ -185,23 +185,28 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
     const dir = workDir(cleanups, { 'a.html': 'aaa', 'b.html': 'bbb' });
     const cacheFile = digestCacheFile(dir, { XDG_CACHE_HOME: testCacheHome() });
     // The cache file (docs/sync.md "The local digest cache"): a first line ending with the number
-    // of files, a facts line per file (its path, a NUL, its facts), then their digests on one line.
+    // of files, the bytes of their paths and of their listing, and the listing's base; then their
+    // facts (32 bytes each), paths (a line each), digests (64 hex digits each), and their listing.
     const cache = () => {
-      const [header = '', ...rest] = fs.existsSync(cacheFile) ? fs.readFileSync(cacheFile, 'utf8').split('\n') : [];
-      const count = Number(header.split(' ').at(-1) ?? 0);
-      const paths = rest.slice(0, count).map((line) => line.slice(0, line.indexOf('\0')));
-      return { header, paths, lines: rest.slice(0, count), digests: rest[count] ?? '' };
+      const data = fs.existsSync(cacheFile) ? fs.readFileSync(cacheFile) : Buffer.from('\n');
+      const nl = data.indexOf(10);
+      const [count = 0, pathsBytes = 0] = data.toString('utf8', 0, nl).split(' ').slice(-4, -2).map(Number);
+      const pathsAt = nl + 1 + count * 32;
+      const digestsAt = pathsAt + pathsBytes;
+      const paths = data.toString('utf8', pathsAt, digestsAt).split('\n').slice(0, count);
+      return { data, paths, digestAt: (rel: string) => digestsAt + paths.indexOf(rel) * 64 };
     };
     const kept = (rel: string) => {
-      const { paths, digests } = cache();
-      const i = paths.indexOf(rel);
-      return i === -1 ? undefined : digests.slice(i * 64, (i + 1) * 64);
+      const { data, paths, digestAt } = cache();
+      return paths.includes(rel) ? data.toString('latin1', digestAt(rel), digestAt(rel) + 64) : undefined;
     };
+    /** Puts `digest` in place of the one kept for `rel`, in the digests and in the kept listing. */
     const plant = (rel: string, digest: string) => {
-      const { header, paths, lines, digests } = cache();
-      const i = paths.indexOf(rel);
-      const planted = digests.slice(0, i * 64) + digest + digests.slice((i + 1) * 64);
-      fs.writeFileSync(cacheFile, `${[header, ...lines, planted].join('\n')}\n`);
+      const { data, digestAt } = cache();
+      const old = kept(rel)!;
+      data.write(digest, digestAt(rel), 'latin1');
+      const text = data.toString('latin1');
+      fs.writeFileSync(cacheFile, Buffer.from(text.replace(`"sha256":"${old}"`, `"sha256":"${digest}"`), 'latin1'));
     };
 
     expect((await push(dir, h.url)).hosts[0]).toMatchObject({ created: 2 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
 import { groupForBatches } from './batch-push.js';
 import { planDelta, type LocalFile } from './delta-plan.js';
-import { parseListing } from './listing-client.js';
+import { listingOf, parseListing, readListing } from './listing-client.js';
 
 // The listing reader takes a host's answer (outside input): property-based, plus the plan and the
 // batch split it drives (docs/sync.md "The delta").
@@ -38,6 +38,26 @@ describe('parseListing', () => {
       size: 9007199254740991,
       sha256: SHA,
     });
+  });
+
+  it('tells a listing that is exactly the local files from one line at a time, and reads any other as parseListing does', () => {
+    const files = [
+      { remotePath: 'HDS/a', size: 1, sha256: SHA },
+      { remotePath: 'HDS/b "q"', size: 2, sha256: SHA },
+    ];
+    const expected = listingOf(files)!;
+    expect(expected).toBe(`${entry('HDS/a', 1)}\n${entry('HDS/b "q"', 2)}\n`);
+    expect(listingOf([...files, { remotePath: 'c', size: 1 }])).toBeUndefined(); // a digest not known
+    const offer = { path: '/b', maxFiles: 1, maxFileBytes: 1, maxBodyBytes: null };
+    const closing = `${JSON.stringify({ done: true, files: 2, batch: offer })}\n`;
+    expect(readListing(`${expected}${closing}`, expected)).toEqual({ same: true, batch: offer });
+    // The neighbours: another file there, a closing line that is not one, more after it, no local listing.
+    const more = `${expected}${entry('HDS/c')}\n${closing}`;
+    expect(readListing(more, expected)).toMatchObject({ same: false, entries: new Map(parseListing(more).entries) });
+    expect(() => readListing(`${expected}{"done":false}\n`, expected)).toThrow(/not a file entry/);
+    expect(() => readListing(`${expected}${closing}${closing}`, expected)).toThrow(/after its closing line/);
+    expect(() => readListing(`${expected}${closing}x`, expected)).toThrow(/after its closing line/);
+    expect(readListing(`${expected}${closing}`, undefined)).toMatchObject({ same: false });
   });
 
   /** The reader as it was before it read the host's own lines without JSON.parse: one JSON.parse a line. */

@@ -97,19 +97,67 @@ export function parseListing(text: string): ParsedListing {
   return { entries, batch: isOffer(done.batch) ? done.batch : undefined };
 }
 
+/**
+ * The file lines a host would list for exactly `files` (each as the host writes it, in the order
+ * given, which is the host's when `files` is a scan), or undefined when a digest is not known.
+ */
+export function listingOf(
+  files: ReadonlyArray<{ remotePath: string; size: number; sha256?: string }>,
+): string | undefined {
+  const lines: string[] = [];
+  for (const { remotePath, size, sha256 } of files) {
+    if (sha256 === undefined) return undefined;
+    lines.push(`{"path":${JSON.stringify(remotePath)},"size":${size},"sha256":"${sha256}"}\n`);
+  }
+  return lines.join('');
+}
+
+/**
+ * Reads a listing, as `parseListing` does, unless it is `expected` (from `listingOf` of the local
+ * files) and its closing line: then the host holds exactly the local files, which one comparison
+ * of the whole text tells, with no line read apart (docs/sync.md "Speed").
+ */
+export function readListing(
+  text: string,
+  expected: string | undefined,
+): ({ same: true } | ({ same: false } & ParsedListing)) & { batch?: BatchOffer } {
+  if (expected !== undefined && text.startsWith(expected)) {
+    const closing = text.slice(expected.length);
+    if (closing.indexOf('\n') === closing.length - 1) {
+      let done: unknown;
+      try {
+        done = JSON.parse(closing);
+      } catch {
+        done = undefined;
+      }
+      if (typeof done === 'object' && done !== null && (done as { done?: unknown }).done === true) {
+        const batch = (done as { batch?: unknown }).batch;
+        return { same: true, batch: isOffer(batch) ? batch : undefined };
+      }
+    }
+  }
+  return { same: false, ...parseListing(text) };
+}
+
 export type ListingResult =
   | { kind: 'listing'; entries: Map<string, RemoteEntry>; batch?: BatchOffer }
+  /** The host holds exactly the local files (its listing is theirs). */
+  | { kind: 'same'; batch?: BatchOffer }
   /** The host has no listing (an older host, the original): send everything. */
   | { kind: 'unsupported'; status: number }
   | { kind: 'failed'; outcome: Outcome };
 
-/** `GET /wwwroot/api/sync/list` on one host. 404 and 405 mean a host without the listing. */
+/**
+ * `GET /wwwroot/api/sync/list` on one host, read against `expected` (`listingOf` the local files,
+ * which may still be being read when this is called). 404 and 405 mean a host without the listing.
+ */
 export async function fetchListing(
   url: string,
   token: string,
   module: string,
   prefix: string | undefined,
   settings: RequestSettings,
+  expected: Promise<string | undefined> = Promise.resolve(undefined),
 ): Promise<ListingResult> {
   const query = new URLSearchParams({ moduleName: module, prefix: joinRemote(undefined, prefix ?? '') });
   const outcome = {
@@ -124,11 +172,14 @@ export async function fetchListing(
     if (outcome.status === 404 || outcome.status === 405) return { kind: 'unsupported', status: outcome.status };
     return { kind: 'failed', outcome };
   }
+  // A one-line listing (an empty folder) is itself valid JSON, which the reader has parsed already.
+  const text = typeof outcome.body === 'string' ? outcome.body : `${JSON.stringify(outcome.body)}\n`;
+  const mine = await expected.catch(() => undefined);
   try {
-    // A one-line listing (an empty folder) is itself valid JSON, which the reader has parsed already.
-    const text = typeof outcome.body === 'string' ? outcome.body : `${JSON.stringify(outcome.body)}\n`;
-    const listing = parseListing(text);
-    return { kind: 'listing', entries: listing.entries, batch: listing.batch };
+    const listing = readListing(text, mine);
+    return listing.same
+      ? { kind: 'same', batch: listing.batch }
+      : { kind: 'listing', entries: listing.entries, batch: listing.batch };
   } catch (err) {
     return {
       kind: 'failed',

@@ -98,26 +98,62 @@ describe('the local digest cache', () => {
 
   it('keeps the digests of unchanged files when others were added, changed or removed', () => {
     const before = ['a', 'b', 'c', 'd', 'e/f', 'e/g'].map((r) => file(r));
-    const text = formatDigestCache(
+    const data = formatDigestCache(
       REAL,
       before.map((scanned, i) => ({ scanned, sha256: String(i).repeat(64) })),
     );
     const now = [file('a'), file('aa'), file('c', { size: 9 }), file('d'), file('e/g'), file('z')];
-    expect(readDigestCache(text, REAL, now)).toEqual({
+    expect(readDigestCache(data, REAL, now)).toEqual({
       digests: ['0'.repeat(64), undefined, undefined, '3'.repeat(64), '5'.repeat(64), undefined],
       exact: false,
+    });
+    // The same paths in the same order, one fact changed: only that file loses its digest.
+    const changed = before.map((f) => (f.rel === 'd' ? { ...f, ctimeMs: f.ctimeMs + 1 } : f));
+    expect(readDigestCache(data, REAL, changed).digests).toEqual(
+      ['0', '1', '2', undefined, '4', '5'].map((d) => d?.repeat(64)),
+    );
+  });
+
+  it('keeps the listing of its files under their base, for exactly those files, and only when all of them are kept', () => {
+    const files = [file('a'), file('b')];
+    const entries = files.map((scanned) => ({ scanned, sha256: SHA }));
+    const listing = { base: 'HDS', text: '{"path":"HDS/a"}\n{"path":"HDS/b"}\n' };
+    const data = formatDigestCache(REAL, entries, listing);
+    expect(readDigestCache(data, REAL, files)).toEqual({ digests: [SHA, SHA], exact: true, listing });
+    // Not for other files, nor when a fact moved.
+    expect(readDigestCache(data, REAL, [files[0]!]).listing).toBeUndefined();
+    expect(readDigestCache(data, REAL, [files[0]!, file('b', { ino: 1 })]).listing).toBeUndefined();
+    // A file that cannot be kept (a line break in its path) leaves the listing out.
+    const odd = formatDigestCache(REAL, [...entries, { scanned: file('c\nd'), sha256: SHA }], listing);
+    expect(readDigestCache(odd, REAL, files)).toEqual({ digests: [SHA, SHA], exact: true });
+
+    withCache((root) => {
+      const text = () => listing.text;
+      saveDigestCache(root, entries, Date.now(), { digests: [], exact: false }, { base: 'HDS', text });
+      const known = loadDigestCache(root, files);
+      expect(known.listing).toEqual(listing);
+      // Kept as it is under the same base; written again for another one.
+      const written = fs.statSync(digestCacheFile(root)).ino;
+      saveDigestCache(root, entries, Date.now(), known, { base: 'HDS', text });
+      expect(fs.statSync(digestCacheFile(root)).ino).toBe(written);
+      saveDigestCache(root, entries, Date.now(), known, { base: 'OTHER', text });
+      expect(loadDigestCache(root, files).listing?.base).toBe('OTHER');
+      // A file touched just before the scan is not kept, and so neither is the listing.
+      const fresh = { scanned: file('c', { mtimeMs: Date.now() }), sha256: SHA };
+      saveDigestCache(root, [...entries, fresh], Date.now(), known, { base: 'HDS', text });
+      expect(loadDigestCache(root, files)).toEqual({ digests: [SHA, SHA], exact: true });
     });
   });
 
   it('ignores a cache of another folder, of the old JSON version, or cut short, and removes the old file when writing', () => {
     const files = [file('a.html')];
-    const text = formatDigestCache(REAL, [{ scanned: files[0]!, sha256: SHA }]);
-    expect(readDigestCache(text, REAL, files).digests).toEqual([SHA]); // the neighbour that is read
-    expect(readDigestCache(text, '/y', files).digests).toEqual([undefined]);
-    expect(readDigestCache(text.slice(0, -1), REAL, files).digests).toEqual([undefined]);
-    expect(readDigestCache(text.replace(' 1\n', ' 2\n'), REAL, files).digests).toEqual([undefined]);
+    const data = formatDigestCache(REAL, [{ scanned: files[0]!, sha256: SHA }]);
+    expect(readDigestCache(data, REAL, files).digests).toEqual([SHA]); // the neighbour that is read
+    expect(readDigestCache(data, '/y', files).digests).toEqual([undefined]);
+    expect(readDigestCache(data.subarray(0, -1), REAL, files).digests).toEqual([undefined]);
+    expect(readDigestCache(Buffer.concat([data, Buffer.from('0')]), REAL, files).digests).toEqual([undefined]);
     const v1 = JSON.stringify({ version: 1, root: REAL, files: { 'a.html': [3, OLD + 0.123456, OLD + 0.5, 42, SHA] } });
-    expect(readDigestCache(v1, REAL, files).digests).toEqual([undefined]);
+    expect(readDigestCache(Buffer.from(v1), REAL, files).digests).toEqual([undefined]);
 
     withCache((root) => {
       const legacy = digestCacheFile(root).replace(/\.digests$/, '.json');
@@ -150,22 +186,24 @@ describe('the local digest cache', () => {
         .map((f) => ({ scanned: { ...f, abs: `/x/${f.rel}` }, sha256: f.sha256 }))
         .sort((a, b) => byRel(a.scanned, b.scanned)),
     );
+  const storable = (f: ScannedFile) => !f.rel.includes('\n');
 
   it('round trip: any set of files reads back whole, and after changes keeps exactly the unchanged files (fuzz)', () => {
     fc.assert(
-      fc.property(scans, scans, (before, others) => {
-        const text = formatDigestCache(REAL, before);
+      fc.property(scans, scans, fc.boolean(), (before, others, shuffle) => {
+        const data = formatDigestCache(REAL, before, { base: 'B', text: 'listing\n' });
         const files = before.map((e) => e.scanned);
-        const storable = (f: ScannedFile) => !f.rel.includes('\n');
-        const whole = readDigestCache(text, REAL, files);
+        const whole = readDigestCache(data, REAL, files);
         expect(whole.digests).toEqual(before.map((e) => (storable(e.scanned) ? e.sha256 : undefined)));
         expect(whole.exact).toBe(files.every(storable));
-        // Another scan: some files as they were, the others new or changed.
-        const now = [...before.filter((_, i) => i % 2 === 0), ...others]
-          .filter((e, i, all) => all.findIndex((o) => o.scanned.rel === e.scanned.rel) === i)
-          .sort((a, b) => byRel(a.scanned, b.scanned));
+        expect(whole.listing).toEqual(files.every(storable) ? { base: 'B', text: 'listing\n' } : undefined);
+        // Another scan: some files as they were, the others new or changed, in any order.
+        const now = [...before.filter((_, i) => i % 2 === 0), ...others].filter(
+          (e, i, all) => all.findIndex((o) => o.scanned.rel === e.scanned.rel) === i,
+        );
+        if (shuffle) now.reverse();
         const read = readDigestCache(
-          text,
+          data,
           REAL,
           now.map((e) => e.scanned),
         );
@@ -185,37 +223,42 @@ describe('the local digest cache', () => {
   it('never throws on a damaged or foreign file, and gives a digest only for facts it holds exactly (fuzz)', () => {
     const damage = fc.oneof(
       fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant('set' as const), at: fc.nat(), char: fc.string({ minLength: 1, maxLength: 1 }) }),
-      fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), text: fc.string({ maxLength: 80 }) }),
+      fc.record({ kind: fc.constant('set' as const), at: fc.nat(), byte: fc.nat(255) }),
+      fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.uint8Array({ maxLength: 40 }) }),
     );
     // A damaged cache read for the very files it was written for (the case where a digest could
-    // wrongly be believed), or any text read for any files.
+    // wrongly be believed), or any bytes read for any files.
     const damaged = fc.tuple(scans, fc.array(damage, { minLength: 1, maxLength: 3 })).map(([entries, damages]) => {
-      let text = formatDigestCache(REAL, entries);
+      let data = formatDigestCache(REAL, entries, { base: 'B', text: 'listing\n' });
       for (const d of damages) {
-        const at = d.at % (text.length + 1);
-        if (d.kind === 'cut') text = text.slice(0, at);
-        else if (d.kind === 'set') text = text.slice(0, at) + d.char + text.slice(at + 1);
-        else text = text.slice(0, at) + d.text + text.slice(at);
+        const at = d.at % (data.length + 1);
+        if (d.kind === 'cut') data = data.subarray(0, at);
+        else if (d.kind === 'set')
+          data = Buffer.concat([data.subarray(0, at), Buffer.from([d.byte]), data.subarray(at + 1)]);
+        else data = Buffer.concat([data.subarray(0, at), d.bytes, data.subarray(at)]);
       }
-      return { text, files: entries.map((e) => e.scanned) };
+      return { data, entries };
     });
     const foreign = fc.record({
-      text: fc.oneof(
-        fc.string({ maxLength: 200 }).map((s) => `ack-sync-digests 2 "/x" ${s}`),
-        fc.json({ maxDepth: 3 }),
+      data: fc.oneof(
+        fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.concat([Buffer.from('ack-sync-digests 2 "/x" '), b])),
+        fc.string({ maxLength: 200 }).map((s) => Buffer.from(`ack-sync-digests 2 "/x" ${s}`)),
+        fc.json({ maxDepth: 3 }).map((j) => Buffer.from(j)),
       ),
-      files: scans.map((entries) => entries.map((e) => e.scanned)),
+      entries: scans,
     });
     fc.assert(
-      fc.property(fc.oneof(damaged, foreign), ({ text, files }) => {
-        const read = readDigestCache(text, REAL, files);
+      fc.property(fc.oneof(damaged, foreign), ({ data, entries }) => {
+        const files = entries.map((e) => e.scanned);
+        const read = readDigestCache(data, REAL, files);
         expect(read.digests).toHaveLength(files.length);
+        const records = referenceRecords(data);
         read.digests.forEach((digest, i) => {
           if (digest === undefined) return;
           expect(digest).toMatch(/^[0-9a-f]{64}$/);
+          // The cache holds a record of exactly this path and these facts, with this digest.
           const f = files[i]!;
-          expect(text).toContain(`\n${f.rel}\0${f.size} ${f.mtimeMs} ${f.ctimeMs} ${f.ino}\n`);
+          expect(records).toContainEqual({ rel: f.rel, facts: [f.size, f.mtimeMs, f.ctimeMs, f.ino], sha256: digest });
         });
         if (read.exact) expect(read.digests).not.toContain(undefined);
       }),
@@ -223,3 +266,24 @@ describe('the local digest cache', () => {
     );
   });
 });
+
+/** The records of a cache file, read the plain way (a reference for the fuzz test; [] when it is not one). */
+function referenceRecords(data: Buffer): Array<{ rel: string; facts: number[]; sha256: string }> {
+  const nl = data.indexOf(10);
+  const m = /^ack-sync-digests 2 "\/x" (\d+) (\d+) \d+ /.exec(data.toString('utf8', 0, Math.max(nl, 0)));
+  if (nl === -1 || !m) return [];
+  const count = Number(m[1]);
+  const pathsAt = nl + 1 + count * 32;
+  const digestsAt = pathsAt + Number(m[2]);
+  if (digestsAt + count * 64 > data.length) return [];
+  const rels = data.toString('utf8', pathsAt, digestsAt).split('\n');
+  return Array.from({ length: count }, (_, j) => ({
+    rel: rels[j] ?? '',
+    facts: [0, 1, 2, 3].map((k) =>
+      os.endianness() === 'LE'
+        ? data.readDoubleLE(nl + 1 + j * 32 + k * 8)
+        : data.readDoubleBE(nl + 1 + j * 32 + k * 8),
+    ),
+    sha256: data.toString('latin1', digestsAt + j * 64, digestsAt + (j + 1) * 64),
+  }));
+}

@@ -17,9 +17,9 @@ import type { ScannedFile } from './files.js';
  */
 const RACY_MS = 2000;
 /**
- * The first line names the format, its version, the folder and the number of files: a file of
- * another version or another folder is not read at all. Version 1 was one JSON document, which
- * cost a no-op push more to read than all its other work on the cache (docs/sync.md "Speed").
+ * The first line names the format, its version and the folder: a file of another version or
+ * another folder is not read at all. Version 1 was one JSON document, which cost a no-op push
+ * more to read than all its other work on the cache (docs/sync.md "Speed").
  */
 const MAGIC = 'ack-sync-digests';
 const VERSION = 2;
@@ -55,39 +55,58 @@ export function digestCacheFile(root: string, env: NodeJS.ProcessEnv = process.e
   return locate(root, env).file;
 }
 
-/**
- * The facts line of a file (without its line break): its path, a NUL (which no file name holds),
- * then its size, modification time, change time and inode as JavaScript writes numbers (which
- * read back to the very same numbers). Two files' lines are equal exactly when their paths and
- * facts are. None for a path that holds a line break (such a file is hashed on each run).
- */
-const factsLine = (f: ScannedFile): string | undefined =>
-  f.rel.includes('\n') ? undefined : `${f.rel}\0${f.size} ${f.mtimeMs} ${f.ctimeMs} ${f.ino}`;
+/** A file of the cache: its path and facts (as scanned) and its digest. */
+export interface CacheEntry {
+  scanned: ScannedFile;
+  sha256: string;
+}
+
+/** The host's listing of the cached files (docs/wire-formats.md "Sync listing"), under `base`. */
+export interface CachedListing {
+  /** The remote folder the files were listed under (`joinRemote(prefix, '')`). */
+  base: string;
+  /** Their lines, in the cache's order, without the closing line. */
+  text: string;
+}
 
 /** Lines, each followed by a line break. */
-const block = (lines: readonly (string | undefined)[]) => (lines.length === 0 ? '' : `${lines.join('\n')}\n`);
-
-const headerStart = (real: string) => `${MAGIC} ${VERSION} ${JSON.stringify(real)} `;
+const block = (lines: readonly string[]) => (lines.length === 0 ? '' : `${lines.join('\n')}\n`);
+/** Bytes of the four facts of one file: size, modification time, change time, inode. */
+const FACTS_BYTES = 32;
 
 /**
- * The text of a cache: the first line (format, version, folder, number of files), the facts line
- * of each file, then the files' digests, 64 hex digits each, in the same order, and a line break.
- * The files are written in the order given (the scan's order, by path), which is what lets the
- * next run compare its whole scan with the cache at once.
+ * A cache file (docs/sync.md "The local digest cache"):
+ *
+ * - a first line, `ack-sync-digests 2 <folder> <files> <paths bytes> <listing bytes> <base>`, the
+ *   folder's real path and the base as JSON (the base `null` without a listing);
+ * - each file's facts, four 64-bit floating-point numbers in the machine's byte order;
+ * - each file's path, a line each;
+ * - each file's digest, 64 hex digits;
+ * - the listing a host would give of these very files under the base, when they are all there.
+ *
+ * The facts are numbers as they are (no text to write or parse per file), and the paths one block
+ * of text: a folder unchanged since its cache was written is compared with it in a few
+ * comparisons, whatever its size (docs/sync.md "Speed"). The files are written in the order given
+ * (the scan's). A path holding a line break is not kept (that file is hashed on each run).
  */
-export function formatDigestCache(
-  real: string,
-  files: ReadonlyArray<{ scanned: ScannedFile; sha256: string }>,
-): string {
-  const facts: string[] = [];
-  const digests: string[] = [];
-  for (const { scanned, sha256 } of files) {
-    const line = factsLine(scanned);
-    if (line === undefined || sha256.length !== SHA_LENGTH || !HEX.test(sha256)) continue;
-    facts.push(line);
-    digests.push(sha256);
-  }
-  return `${headerStart(real)}${facts.length}\n${block(facts)}${digests.join('')}\n`;
+export function formatDigestCache(real: string, entries: readonly CacheEntry[], listing?: CachedListing): Buffer {
+  const kept = entries.filter(
+    (e) => !e.scanned.rel.includes('\n') && e.sha256.length === SHA_LENGTH && HEX.test(e.sha256),
+  );
+  const facts = new Float64Array(kept.length * 4);
+  kept.forEach(({ scanned: f }, i) => facts.set([f.size, f.mtimeMs, f.ctimeMs, f.ino], i * 4));
+  const paths = Buffer.from(block(kept.map((e) => e.scanned.rel)));
+  // A listing is kept only for all the files it was made of.
+  const listed = listing && kept.length === entries.length ? listing : undefined;
+  const listingBytes = Buffer.from(listed?.text ?? '');
+  const header = `${MAGIC} ${VERSION} ${JSON.stringify(real)} ${kept.length} ${paths.length} ${listingBytes.length} ${JSON.stringify(listed?.base ?? null)}\n`;
+  return Buffer.concat([
+    Buffer.from(header),
+    new Uint8Array(facts.buffer),
+    paths,
+    Buffer.from(kept.map((e) => e.sha256).join(''), 'latin1'),
+    listingBytes,
+  ]);
 }
 
 /** What the cache knew of the files of a scan. */
@@ -96,6 +115,8 @@ export interface KnownDigests {
   digests: Array<string | undefined>;
   /** True when the cache holds exactly these files with these facts (then nothing need be written back). */
   exact: boolean;
+  /** When exact, the listing kept with them, if any. */
+  listing?: CachedListing;
 }
 
 /** Nothing known (no cache, another folder's, damaged, or `--rehash`). */
@@ -104,44 +125,71 @@ export const knowNothing = (files: readonly ScannedFile[]): KnownDigests => ({
   exact: false,
 });
 
+const HEADER_REST = /^(0|[1-9][0-9]*) (0|[1-9][0-9]*) (0|[1-9][0-9]*) (.*)$/;
+
 /**
- * The digests a cache file's `text` (of the folder whose real path is `real`) holds for `files`
- * (a scan, sorted by path). A digest is taken only for a file whose facts line is in the cache
- * exactly; a file of another format, version or folder, or damaged in its first line, its length
- * or its digests, is read as empty; a damaged facts line only loses its own file. So a damaged or
- * foreign cache costs a rehash, never a wrong answer about a file's facts. Never throws.
+ * The digests a cache file (`data`, of the folder whose real path is `real`) holds for `files` (a
+ * scan). A digest is taken only for a file whose path and four facts are in the cache exactly; a
+ * file of another format, version or folder, or whose first line does not account for its length
+ * to the byte, is read as empty. So a damaged or foreign cache costs a rehash, never a wrong
+ * answer about a file's facts. Never throws.
  *
  * The common case, a folder unchanged since the cache was written, is one comparison of the
- * scan's facts lines, all together, with the cache's: no parsing per file (docs/sync.md "Speed").
- * Otherwise the two lists, both sorted by path, are walked side by side.
+ * scan's paths, all together, with the cache's, and one of the facts file by file: no parsing per
+ * file (docs/sync.md "Speed"). Otherwise each file is looked up by its path.
  */
-export function readDigestCache(text: string, real: string, files: readonly ScannedFile[]): KnownDigests {
+export function readDigestCache(data: Buffer, real: string, files: readonly ScannedFile[]): KnownDigests {
   const none = knowNothing(files);
-  const start = headerStart(real);
-  const headerEnd = text.indexOf('\n');
-  if (!text.startsWith(start) || headerEnd === -1) return none;
-  const countText = text.slice(start.length, headerEnd);
-  const count = Number(countText);
-  if (!/^(0|[1-9][0-9]*)$/.test(countText) || !Number.isSafeInteger(count)) return none;
-  const digestsAt = text.length - 1 - count * SHA_LENGTH;
-  if (digestsAt <= headerEnd || !text.endsWith('\n')) return none;
-  const digests = text.slice(digestsAt, text.length - 1);
-  if (!HEX.test(digests)) return none;
-  const facts = text.slice(headerEnd + 1, digestsAt);
-  const digestOf = (i: number) => digests.slice(i * SHA_LENGTH, (i + 1) * SHA_LENGTH);
-
-  const lines = files.map(factsLine);
-  if (count === files.length && !lines.includes(undefined) && block(lines) === facts)
-    return { digests: files.map((_, i) => digestOf(i)), exact: true };
-
-  const cached = facts.split('\n');
-  if (cached.pop() !== '' || cached.length !== count) return none;
-  const relOf = (line: string) => line.slice(0, line.lastIndexOf('\0'));
-  for (let i = 0, j = 0; i < files.length && j < cached.length; i++) {
-    const rel = files[i]!.rel;
-    while (j < cached.length && relOf(cached[j]!) < rel) j++;
-    if (j < cached.length && cached[j] === lines[i]) none.digests[i] = digestOf(j++);
+  const headerEnd = data.indexOf(10);
+  if (headerEnd === -1) return none;
+  const header = data.toString('utf8', 0, headerEnd);
+  const start = `${MAGIC} ${VERSION} ${JSON.stringify(real)} `;
+  const rest = header.startsWith(start) ? HEADER_REST.exec(header.slice(start.length)) : null;
+  if (!rest) return none;
+  const [count, pathsBytes, listingBytes] = [rest[1], rest[2], rest[3]].map(Number) as [number, number, number];
+  let base: unknown;
+  try {
+    base = JSON.parse(rest[4]!);
+  } catch {
+    return none;
   }
+  const factsAt = headerEnd + 1;
+  const pathsAt = factsAt + count * FACTS_BYTES;
+  const digestsAt = pathsAt + pathsBytes;
+  const listingAt = digestsAt + count * SHA_LENGTH;
+  if (listingAt + listingBytes !== data.length) return none;
+  const digests = data.toString('latin1', digestsAt, listingAt);
+  if (!HEX.test(digests)) return none;
+  // Copied out: a Float64Array needs an offset that is a multiple of 8.
+  const facts = new Float64Array(count * 4);
+  new Uint8Array(facts.buffer).set(data.subarray(factsAt, pathsAt));
+  const digestOf = (j: number) => digests.slice(j * SHA_LENGTH, (j + 1) * SHA_LENGTH);
+  const sameFacts = (f: ScannedFile, j: number) =>
+    f.size === facts[j * 4] &&
+    f.mtimeMs === facts[j * 4 + 1] &&
+    f.ctimeMs === facts[j * 4 + 2] &&
+    f.ino === facts[j * 4 + 3];
+
+  const paths = data.toString('utf8', pathsAt, digestsAt);
+  if (count === files.length && paths === block(files.map((f) => f.rel))) {
+    // The same paths in the same order: file i is entry i.
+    let exact = true;
+    files.forEach((f, i) => {
+      if (sameFacts(f, i)) none.digests[i] = digestOf(i);
+      else exact = false;
+    });
+    if (!exact) return none;
+    const listing =
+      typeof base === 'string' ? { base, text: data.toString('utf8', listingAt, data.length) } : undefined;
+    return { digests: none.digests, exact, ...(listing ? { listing } : {}) };
+  }
+  const cached = paths.split('\n');
+  if (cached.pop() !== '' || cached.length !== count) return none;
+  const index = new Map(cached.map((rel, j) => [rel, j]));
+  files.forEach((f, i) => {
+    const j = index.get(f.rel);
+    if (j !== undefined && sameFacts(f, j)) none.digests[i] = digestOf(j);
+  });
   return none;
 }
 
@@ -149,7 +197,7 @@ export function readDigestCache(text: string, real: string, files: readonly Scan
 export function loadDigestCache(root: string, files: readonly ScannedFile[]): KnownDigests {
   try {
     const { real, file } = locate(root);
-    return readDigestCache(fs.readFileSync(file, 'utf8'), real, files);
+    return readDigestCache(fs.readFileSync(file), real, files);
   } catch {
     return knowNothing(files);
   }
@@ -157,19 +205,21 @@ export function loadDigestCache(root: string, files: readonly ScannedFile[]): Kn
 
 /**
  * Writes the folder's cache: the files of this run with a known digest, except those touched
- * within `RACY_MS` of `scannedAtMs` (when the folder was read). Nothing is written when that is
- * what the cache already holds (`known`, what it held for these same files). Best effort (a cache
- * that cannot be written only costs a rehash next time); written whole and renamed into place, so
- * a concurrent run reads the old cache or the new one.
+ * within `RACY_MS` of `scannedAtMs` (when the folder was read), and, when all of them are kept,
+ * `listing` (under its base; its text made only when the cache is written). Nothing is written
+ * when that is what the cache already holds (`known`, what it held for these same files). Best
+ * effort (a cache that cannot be written only costs a rehash next time); written whole and renamed
+ * into place, so a concurrent run reads the old cache or the new one.
  */
 export function saveDigestCache(
   root: string,
   files: ReadonlyArray<{ scanned: ScannedFile; sha256?: string }>,
   scannedAtMs: number,
   known: KnownDigests,
+  listing?: { base: string; text: () => string | undefined },
 ): void {
-  const kept: Array<{ scanned: ScannedFile; sha256: string }> = [];
-  let same = known.exact;
+  const kept: CacheEntry[] = [];
+  let same = known.exact && (listing === undefined || known.listing?.base === listing.base);
   for (const [i, { scanned: f, sha256 }] of files.entries()) {
     const keep = sha256 !== undefined && f.mtimeMs < scannedAtMs - RACY_MS && f.ctimeMs < scannedAtMs - RACY_MS;
     if (keep) kept.push({ scanned: f, sha256 });
@@ -178,9 +228,11 @@ export function saveDigestCache(
   if (same) return;
   try {
     const { real, file, legacy } = locate(root);
+    const text = listing && kept.length === files.length ? listing.text() : undefined;
+    const data = formatDigestCache(real, kept, text === undefined ? undefined : { base: listing!.base, text });
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    fs.writeFileSync(temp, formatDigestCache(real, kept));
+    fs.writeFileSync(temp, data);
     try {
       fs.renameSync(temp, file);
     } catch (err) {

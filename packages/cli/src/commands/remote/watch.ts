@@ -171,15 +171,8 @@ type Say = (event: Record<string, unknown>, text: string, error?: boolean) => vo
  */
 async function initialPush(w: WatchSettings, say: Say): Promise<number> {
   const folder = scanLocal(w.root, w.prefix, false);
-  const hosts = await planHosts(
-    w.urls,
-    w.token,
-    w.module,
-    w.prefix,
-    folder.then((f) => f.files),
-    w.settings,
-    false,
-    (text) => say({ event: 'hint', hint: text }, text, true),
+  const hosts = await planHosts(w.urls, w.token, w.module, w.prefix, folder, w.settings, false, (text) =>
+    say({ event: 'hint', hint: text }, text, true),
   );
   const noteSent = noteSentDigests((await folder).files);
   const showProgress = !w.json && process.stdout.isTTY === true && process.stderr.isTTY === true;

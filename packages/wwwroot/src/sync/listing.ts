@@ -25,6 +25,9 @@ export interface ListedFile {
   sha256: string;
 }
 
+/** A file's facts to the nanosecond; a file gone since its folder was read is no error. */
+const FACTS = { bigint: true, throwIfNoEntry: false } as const;
+
 /** True when `real` is `root` or inside it (both real paths). */
 const inside = (root: string, real: string) => real === root || real.startsWith(root + path.sep);
 
@@ -54,7 +57,7 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
   const fileFacts = (absolute: string, isLink: boolean): fs.BigIntStats | undefined => {
     try {
       if (isLink && !inside(realRoot, fs.realpathSync(absolute))) return undefined;
-      const stat = fs.statSync(absolute, { bigint: true, throwIfNoEntry: false });
+      const stat = fs.statSync(absolute, FACTS);
       return stat?.isFile() ? stat : undefined;
     } catch {
       return undefined;

@@ -49,6 +49,8 @@ export interface ScannedFile {
   ino: number;
 }
 
+/** A file gone since its folder was read is no error (one options object for thousands of calls). */
+const MAYBE_GONE = { throwIfNoEntry: false } as const;
 const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /**
@@ -78,7 +80,7 @@ export async function scanFolder(root: string): Promise<ScannedFile[]> {
         continue;
       }
       if (!entry.isFile() && !entry.isSymbolicLink()) continue;
-      const stat = fs.statSync(abs, { throwIfNoEntry: false });
+      const stat = fs.statSync(abs, MAYBE_GONE);
       if (!stat?.isFile()) continue;
       out.push({ rel, abs, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
     }

@@ -104,9 +104,9 @@ export function parseListing(text: string): ParsedListing {
 export function listingOf(
   files: ReadonlyArray<{ remotePath: string; size: number; sha256?: string }>,
 ): string | undefined {
+  if (files.some((f) => f.sha256 === undefined)) return undefined;
   const lines: string[] = [];
   for (const { remotePath, size, sha256 } of files) {
-    if (sha256 === undefined) return undefined;
     lines.push(`{"path":${JSON.stringify(remotePath)},"size":${size},"sha256":"${sha256}"}\n`);
   }
   return lines.join('');
@@ -121,7 +121,8 @@ export function readListing(
   text: string,
   expected: string | undefined,
 ): ({ same: true } | ({ same: false } & ParsedListing)) & { batch?: BatchOffer } {
-  if (expected !== undefined && text.startsWith(expected)) {
+  // A slice compared whole is one memory comparison; startsWith goes character by character.
+  if (expected !== undefined && text.slice(0, expected.length) === expected) {
     const closing = text.slice(expected.length);
     if (closing.indexOf('\n') === closing.length - 1) {
       let done: unknown;

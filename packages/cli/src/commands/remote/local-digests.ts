@@ -94,7 +94,12 @@ export function formatDigestCache(real: string, entries: readonly CacheEntry[], 
     (e) => !e.scanned.rel.includes('\n') && e.sha256.length === SHA_LENGTH && HEX.test(e.sha256),
   );
   const facts = new Float64Array(kept.length * 4);
-  kept.forEach(({ scanned: f }, i) => facts.set([f.size, f.mtimeMs, f.ctimeMs, f.ino], i * 4));
+  kept.forEach(({ scanned: f }, i) => {
+    facts[i * 4] = f.size;
+    facts[i * 4 + 1] = f.mtimeMs;
+    facts[i * 4 + 2] = f.ctimeMs;
+    facts[i * 4 + 3] = f.ino;
+  });
   const paths = Buffer.from(block(kept.map((e) => e.scanned.rel)));
   // A listing is kept only for all the files it was made of.
   const listed = listing && kept.length === entries.length ? listing : undefined;
@@ -220,7 +225,8 @@ export function saveDigestCache(
 ): void {
   const kept: CacheEntry[] = [];
   let same = known.exact && (listing === undefined || known.listing?.base === listing.base);
-  for (const [i, { scanned: f, sha256 }] of files.entries()) {
+  for (let i = 0; i < files.length; i++) {
+    const { scanned: f, sha256 } = files[i]!;
     const keep = sha256 !== undefined && f.mtimeMs < scannedAtMs - RACY_MS && f.ctimeMs < scannedAtMs - RACY_MS;
     if (keep) kept.push({ scanned: f, sha256 });
     if (same && (!keep || sha256 !== known.digests[i])) same = false;

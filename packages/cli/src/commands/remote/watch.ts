@@ -144,14 +144,14 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
       return code;
     }
   }
+  // Ready to stop before saying so: a Ctrl+C right after "watching" ends the watch cleanly.
+  const stop = () => finish(EXIT_CODES.ok);
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   say(
     { event: 'watching', root: w.root, module: w.module, hosts: w.urls },
     `watching ${w.root} → ${w.module} on ${w.urls.join(', ')} (Ctrl+C to stop)`,
   );
-
-  const stop = () => finish(EXIT_CODES.ok);
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
   const code = await finished;
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);

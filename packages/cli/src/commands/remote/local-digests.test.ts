@@ -75,6 +75,19 @@ describe('the local digest cache', () => {
       expect(back([file('a.html', { ctimeMs: OLD + 1 })]).digests).toEqual([undefined]);
       expect(back([file('a.html', { ino: 43 })]).digests).toEqual([undefined]);
       expect(back([file('b.html')]).digests).toEqual([undefined]);
+      // An inode past 2^53 is not exact as a number: that file is not kept (its neighbour is).
+      const far = file('far.html', { ino: 2 ** 53 + 2 });
+      const near = file('near.html', { ino: 2 ** 53 - 1 });
+      saveDigestCache(
+        root,
+        [far, near].map((scanned) => ({ scanned, sha256: SHA })),
+        Date.now(),
+        {
+          digests: [],
+          exact: false,
+        },
+      );
+      expect(back([far, near]).digests).toEqual([undefined, SHA]);
     });
   });
 

@@ -87,11 +87,18 @@ const FACTS_BYTES = 32;
  * The facts are numbers as they are (no text to write or parse per file), and the paths one block
  * of text: a folder unchanged since its cache was written is compared with it in a few
  * comparisons, whatever its size (docs/sync.md "Speed"). The files are written in the order given
- * (the scan's). A path holding a line break is not kept (that file is hashed on each run).
+ * (the scan's). A path holding a line break, or an inode past 2^53, is not kept (that file is
+ * hashed on each run).
  */
 export function formatDigestCache(real: string, entries: readonly CacheEntry[], listing?: CachedListing): Buffer {
+  // An inode beyond 2^53 is not exact as a number (some Windows and network file systems): such
+  // a file is hashed on each run rather than trusted on a rounded inode.
   const kept = entries.filter(
-    (e) => !e.scanned.rel.includes('\n') && e.sha256.length === SHA_LENGTH && HEX.test(e.sha256),
+    (e) =>
+      !e.scanned.rel.includes('\n') &&
+      Number.isSafeInteger(e.scanned.ino) &&
+      e.sha256.length === SHA_LENGTH &&
+      HEX.test(e.sha256),
   );
   const facts = new Float64Array(kept.length * 4);
   kept.forEach(({ scanned: f }, i) => {

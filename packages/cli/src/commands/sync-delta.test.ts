@@ -184,21 +184,37 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
     const h = await host();
     const dir = workDir(cleanups, { 'a.html': 'aaa', 'b.html': 'bbb' });
     const cacheFile = digestCacheFile(dir, { XDG_CACHE_HOME: testCacheHome() });
-    type CacheDoc = { files: Record<string, [number, number, number, number, string]> };
-    const cache = () =>
-      fs.existsSync(cacheFile) ? (JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as CacheDoc) : { files: {} };
+    // The cache file (docs/sync.md "The local digest cache"): a first line ending with the number
+    // of files, the bytes of their paths and of their listing, and the listing's base; then their
+    // facts (32 bytes each), paths (a line each), digests (64 hex digits each), and their listing.
+    const cache = () => {
+      const data = fs.existsSync(cacheFile) ? fs.readFileSync(cacheFile) : Buffer.from('\n');
+      const nl = data.indexOf(10);
+      const [count = 0, pathsBytes = 0] = data.toString('utf8', 0, nl).split(' ').slice(-4, -2).map(Number);
+      const pathsAt = nl + 1 + count * 32;
+      const digestsAt = pathsAt + pathsBytes;
+      const paths = data.toString('utf8', pathsAt, digestsAt).split('\n').slice(0, count);
+      return { data, paths, digestAt: (rel: string) => digestsAt + paths.indexOf(rel) * 64 };
+    };
+    const kept = (rel: string) => {
+      const { data, paths, digestAt } = cache();
+      return paths.includes(rel) ? data.toString('latin1', digestAt(rel), digestAt(rel) + 64) : undefined;
+    };
+    /** Puts `digest` in place of the one kept for `rel`, in the digests and in the kept listing. */
     const plant = (rel: string, digest: string) => {
-      const doc = cache();
-      doc.files[rel]![4] = digest;
-      fs.writeFileSync(cacheFile, JSON.stringify(doc));
+      const { data, digestAt } = cache();
+      const old = kept(rel)!;
+      data.write(digest, digestAt(rel), 'latin1');
+      const text = data.toString('latin1');
+      fs.writeFileSync(cacheFile, Buffer.from(text.replace(`"sha256":"${old}"`, `"sha256":"${digest}"`), 'latin1'));
     };
 
     expect((await push(dir, h.url)).hosts[0]).toMatchObject({ created: 2 });
     // Files written a moment ago are not kept: a coarse clock could hide an edit within the same tick.
-    expect(cache().files).toEqual({});
+    expect(cache().paths).toEqual([]);
     await new Promise((r) => setTimeout(r, 2100));
     expect((await push(dir, h.url)).hosts[0]).toMatchObject({ changed: 0, unchanged: 2 });
-    expect(cache().files['b.html']?.[4]).toBe(sha('bbb'));
+    expect(kept('b.html')).toBe(sha('bbb'));
 
     // While a file's size, times and inode match, its kept digest is believed (here a wrong one,
     // so the file is sent); what was sent, hashed on the way, replaces it.
@@ -207,7 +223,7 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
     expect(believed.code, JSON.stringify(believed)).toBe(0);
     expect(believed.hosts[0]).toMatchObject({ changed: 1, unchanged: 1 });
     expect(believed.results).toMatchObject([{ path: 'HDS/b.html', ok: true, sha256: sha('bbb') }]);
-    expect(cache().files['b.html']?.[4]).toBe(sha('bbb'));
+    expect(kept('b.html')).toBe(sha('bbb'));
     // --rehash reads every file again instead.
     plant('b.html', sha('zzz'));
     expect((await push(dir, h.url, '--rehash')).hosts[0]).toMatchObject({ changed: 0, unchanged: 2 });

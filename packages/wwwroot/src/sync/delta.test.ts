@@ -112,6 +112,41 @@ describe('GET /wwwroot/api/sync/list', () => {
     expect((await list(h.url, 'moduleName=wwwroot')).entries[0]!.sha256).toBe(sha('six'));
   });
 
+  it('sees a same-size edit behind its back even with the modification time put back (the change time moves)', async () => {
+    const h = await start({ 'HDS/a.html': 'one' });
+    const target = contracts(h, 'HDS', 'a.html');
+    // Whole seconds, so that the time put back is the very same to the nanosecond.
+    fs.utimesSync(target, 1_700_000_000, 1_700_000_000);
+    expect((await list(h.url, 'moduleName=wwwroot')).entries[0]!.sha256).toBe(sha('one'));
+    fs.writeFileSync(target, 'two');
+    fs.utimesSync(target, 1_700_000_000, 1_700_000_000);
+    expect(fs.statSync(target, { bigint: true }).mtimeNs).toBe(1_700_000_000_000_000_000n);
+    expect((await list(h.url, 'moduleName=wwwroot')).entries[0]!.sha256).toBe(sha('two'));
+  });
+
+  it('lists a big folder in order, folder by folder, with names that need escaping, as JSON.stringify writes them', async () => {
+    // More files than one slice of the walk (256), with folders among them and odd names.
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 600; i++) files[`HDS/f${String(i).padStart(3, '0')}.html`] = `file ${i}`;
+    for (const name of ['f100', 'f299.html.d', 'a', 'z']) files[`HDS/${name}/in.html`] = name;
+    for (const name of ['q"b.html', 'back\\slash.html', 'ü €.html', 'tab\tname.html', 'f300'])
+      files[`HDS/${name}`] = name;
+    const h = await start(files, 10_000);
+    const listing = await list(h.url, 'moduleName=wwwroot&prefix=HDS');
+    // Each folder's names in code-unit order, a folder's files where its name sorts.
+    const order = (dir: string): string[] =>
+      fs
+        .readdirSync(contracts(h, dir), { withFileTypes: true })
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        .flatMap((e) => (e.isDirectory() ? order(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
+    expect(listing.entries.map((e) => e.path)).toEqual(order('HDS'));
+    expect(listing.entries).toHaveLength(600 + 4 + 5);
+    for (const e of listing.entries)
+      expect(e).toEqual({ path: e.path, size: Buffer.byteLength(files[e.path]!), sha256: sha(files[e.path]!) });
+    expect(listing.body.split('\n').slice(0, -2)).toEqual(listing.entries.map((e) => JSON.stringify(e)));
+    expect(listing.done).toMatchObject({ files: 609 });
+  });
+
   it('never names a file outside the module folder, symlinks included, and skips temporary upload files', async () => {
     const h = await start({ 'HDS/in.html': 'in' });
     const outside = path.join(h.home.home, 'secret');

@@ -5,8 +5,10 @@ import type { WwwrootRuntime } from '../runtime.js';
 interface Digest {
   size: bigint;
   mtimeNs: bigint;
+  ctimeNs: bigint;
   ino: bigint;
-  sha256: string;
+  /** What a listing says of the file (made once: a listing asks for thousands). */
+  listed: { size: number; sha256: string };
 }
 
 /** Entries kept; past it the oldest go first (a listing recomputes what is missing). */
@@ -16,8 +18,9 @@ const READ_WHOLE_BYTES = 1024 * 1024;
 
 /**
  * SHA-256 of the files sync lists, computed once per file and kept while the file's size, mtime
- * (nanoseconds) and inode stay the same (docs/sync.md "The listing"). Every write the host makes is
- * a rename, so a new inode; an edit in place changes the mtime. `forget` drops an entry when a
+ * and ctime (nanoseconds) and inode stay the same (docs/sync.md "The listing"). Every write the host
+ * makes is a rename, so a new inode; an edit in place changes the mtime, and the ctime moves too
+ * when the mtime is put back afterwards (`touch -d`, `utimes`). `forget` drops an entry when a
  * contract change names the file, so a change the host made is recomputed even if the
  * file system's clock did not move.
  */
@@ -33,10 +36,14 @@ export class DigestCache {
   }
 
   /** The file's size and digest when `stat` matches what was hashed; no I/O. */
-  known(absolute: string, stat: fs.BigIntStats): { size: number; sha256: string } | undefined {
+  known(absolute: string, stat: fs.BigIntStats): Readonly<{ size: number; sha256: string }> | undefined {
     const known = this.entries.get(absolute);
-    return known && known.size === stat.size && known.mtimeNs === stat.mtimeNs && known.ino === stat.ino
-      ? { size: Number(known.size), sha256: known.sha256 }
+    return known &&
+      known.size === stat.size &&
+      known.mtimeNs === stat.mtimeNs &&
+      known.ctimeNs === stat.ctimeNs &&
+      known.ino === stat.ino
+      ? known.listed
       : undefined;
   }
 
@@ -45,7 +52,7 @@ export class DigestCache {
    * hashed now (kept under the facts of the file as opened, so a file replaced meanwhile is
    * hashed again next time).
    */
-  async digest(absolute: string, stat: fs.BigIntStats): Promise<{ size: number; sha256: string }> {
+  async digest(absolute: string, stat: fs.BigIntStats): Promise<Readonly<{ size: number; sha256: string }>> {
     const known = this.known(absolute, stat);
     if (known) return known;
     const handle = await fs.promises.open(absolute, 'r');
@@ -70,7 +77,13 @@ export class DigestCache {
     const sha256 = hash.digest('hex');
     this.entries.delete(absolute);
     if (BigInt(read) === facts.size)
-      this.entries.set(absolute, { size: facts.size, mtimeNs: facts.mtimeNs, ino: facts.ino, sha256 });
+      this.entries.set(absolute, {
+        size: facts.size,
+        mtimeNs: facts.mtimeNs,
+        ctimeNs: facts.ctimeNs,
+        ino: facts.ino,
+        listed: { size: read, sha256 },
+      });
     if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     return { size: read, sha256 };
   }

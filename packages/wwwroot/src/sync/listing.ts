@@ -25,22 +25,30 @@ export interface ListedFile {
   sha256: string;
 }
 
+/** A file's facts to the nanosecond; a file gone since its folder was read is no error. */
+const FACTS = { bigint: true, throwIfNoEntry: false } as const;
+
 /** True when `real` is `root` or inside it (both real paths). */
 const inside = (root: string, real: string) => real === root || real.startsWith(root + path.sep);
 
+/** A file `walkContained` found: where it is, its path relative to the root, and its facts. */
+export interface ContainedFile {
+  absolute: string;
+  /** Relative to the root, `/` separated. */
+  relative: string;
+  stat: fs.BigIntStats;
+}
+
 /**
  * Walks `start` (a file or a folder under the contract folder `root`) and yields every file it
- * holds, sorted by path, relative to `root`. Never names anything outside `root`: a symlink is
- * listed only when its real path is a file inside `root`'s real path, and symlinked folders are
- * not entered (no loops, no escape). Temporary upload files (`.*.ack-tmp`) are skipped.
+ * holds, sorted by path, relative to `root`, a few hundred at a time. Never names anything outside
+ * `root`: a symlink is listed only when its real path is a file inside `root`'s real path, and
+ * symlinked folders are not entered (no loops, no escape). Temporary upload files (`.*.ack-tmp`)
+ * are skipped.
  */
-export async function* walkContained(
-  root: string,
-  start: string,
-): AsyncGenerator<{ absolute: string; relative: string; stat: fs.BigIntStats }> {
+export async function* walkContained(root: string, start: string): AsyncGenerator<ContainedFile[]> {
   const realRoot = await fs.promises.realpath(root).catch(() => undefined);
   if (!realRoot) return;
-  const relativeOf = (absolute: string) => path.relative(root, absolute).split(path.sep).join('/');
   /**
    * The file's facts when it may be listed: a regular file, or a symlink to one inside the root.
    * Plain synchronous calls, a folder's worth at a time: on a local disk a stat is microseconds,
@@ -49,7 +57,7 @@ export async function* walkContained(
   const fileFacts = (absolute: string, isLink: boolean): fs.BigIntStats | undefined => {
     try {
       if (isLink && !inside(realRoot, fs.realpathSync(absolute))) return undefined;
-      const stat = fs.statSync(absolute, { bigint: true, throwIfNoEntry: false });
+      const stat = fs.statSync(absolute, FACTS);
       return stat?.isFile() ? stat : undefined;
     } catch {
       return undefined;
@@ -60,37 +68,43 @@ export async function* walkContained(
   if (!top) return;
   const realStart = await fs.promises.realpath(start).catch(() => undefined);
   if (!realStart || !inside(realRoot, realStart)) return;
+  // The one `path.relative` of the walk: below `start`, paths are built by appending names (a
+  // name read from a folder holds no separator), which costs a listing of thousands of files far
+  // less than resolving each path again.
+  const absoluteStart = path.resolve(start);
+  const relativeStart = path.relative(path.resolve(root), absoluteStart).split(path.sep).join('/');
   if (!top.isDirectory() && !(top.isSymbolicLink() && (await fs.promises.stat(start)).isDirectory())) {
     if (isTemporaryFileName(path.basename(start))) return;
     const stat = fileFacts(start, top.isSymbolicLink());
-    if (stat) yield { absolute: start, relative: relativeOf(start), stat };
+    if (stat) yield [{ absolute: absoluteStart, relative: relativeStart, stat }];
     return;
   }
 
-  const walk = async function* (
-    dir: string,
-  ): AsyncGenerator<{ absolute: string; relative: string; stat: fs.BigIntStats }> {
+  const walk = async function* (dir: string, relative: string): AsyncGenerator<ContainedFile[]> {
     const entries = (await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []))
       .filter((entry) => !isTemporaryFileName(entry.name))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const dirBase = dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`;
+    const relativeBase = relative === '' ? '' : `${relative}/`;
     // The folder's files are looked at in slices, the event loop getting a turn between them.
     for (let from = 0; from < entries.length; from += FACTS_SLICE) {
       if (from > 0) await new Promise((resolve) => setImmediate(resolve));
-      const slice = entries.slice(from, from + FACTS_SLICE);
-      const facts = slice.map((entry) =>
-        entry.isFile() || entry.isSymbolicLink()
-          ? fileFacts(path.join(dir, entry.name), entry.isSymbolicLink())
-          : undefined,
-      );
-      for (const [i, entry] of slice.entries()) {
-        const absolute = path.join(dir, entry.name);
-        const stat = facts[i];
-        if (entry.isDirectory()) yield* walk(absolute);
-        else if (stat) yield { absolute, relative: relativeOf(absolute), stat };
+      let files: ContainedFile[] = [];
+      for (const entry of entries.slice(from, from + FACTS_SLICE)) {
+        const absolute = `${dirBase}${entry.name}`;
+        if (entry.isDirectory()) {
+          if (files.length > 0) yield files;
+          files = [];
+          yield* walk(absolute, `${relativeBase}${entry.name}`);
+        } else if (entry.isFile() || entry.isSymbolicLink()) {
+          const stat = fileFacts(absolute, entry.isSymbolicLink());
+          if (stat) files.push({ absolute, relative: `${relativeBase}${entry.name}`, stat });
+        }
       }
+      if (files.length > 0) yield files;
     }
   };
-  yield* walk(start);
+  yield* walk(absoluteStart, relativeStart);
 }
 
 /**
@@ -127,31 +141,32 @@ export async function streamListing(
       if (chunk.length >= CHUNK_BYTES) await send();
     }
   };
-  const lineOf = (relative: string, { size, sha256 }: { size: number; sha256: string }) => {
-    const entry: ListedFile = { path: relative, size, sha256 };
+  /** `JSON.stringify` of a `ListedFile`, written out (the digest is hex, the size an integer). */
+  const lineOf = (relative: string, { size, sha256 }: ListedFile | Omit<ListedFile, 'path'>) => {
     files++;
     bytes += size;
-    return `${JSON.stringify(entry)}\n`;
+    return `{"path":${JSON.stringify(relative)},"size":${size},"sha256":"${sha256}"}\n`;
   };
-  for await (const file of walkContained(root, start)) {
-    // Most files of a listing are known already: their line is written at once, in order.
-    const known = cache.known(file.absolute, file.stat);
-    if (known && window.length === 0) {
-      chunk += lineOf(file.relative, known);
-      if (chunk.length >= CHUNK_BYTES) await send();
-      continue;
+  for await (const slice of walkContained(root, start))
+    for (const file of slice) {
+      // Most files of a listing are known already: their line is written at once, in order.
+      const known = cache.known(file.absolute, file.stat);
+      if (known && window.length === 0) {
+        chunk += lineOf(file.relative, known);
+        if (chunk.length >= CHUNK_BYTES) await send();
+        continue;
+      }
+      // A file removed between the walk and the read is simply not listed.
+      window.push(
+        known
+          ? Promise.resolve(lineOf(file.relative, known))
+          : cache.digest(file.absolute, file.stat).then(
+              (digest) => lineOf(file.relative, digest),
+              () => undefined,
+            ),
+      );
+      await flush(HASH_CONCURRENCY);
     }
-    // A file removed between the walk and the read is simply not listed.
-    window.push(
-      known
-        ? Promise.resolve(lineOf(file.relative, known))
-        : cache.digest(file.absolute, file.stat).then(
-            (digest) => lineOf(file.relative, digest),
-            () => undefined,
-          ),
-    );
-    await flush(HASH_CONCURRENCY);
-  }
   await flush(0);
   chunk += `${JSON.stringify({ done: true, files, bytes, ...trailer })}\n`;
   await send();

@@ -1,8 +1,8 @@
 import { CliError, EXIT_CODES } from './exit-codes.js';
 import { hashFile, scanFolder, type ScannedFile } from './files.js';
-import { cachedDigest, loadDigestCache, saveDigestCache, type CachedDigest } from './local-digests.js';
+import { knowNothing, loadDigestCache, saveDigestCache, type KnownDigests } from './local-digests.js';
 import type { RequestSettings } from './http.js';
-import { fetchListing, type BatchOffer, type RemoteEntry } from './listing-client.js';
+import { fetchListing, listingOf, type BatchOffer, type RemoteEntry } from './listing-client.js';
 import type { Outcome } from './outcome.js';
 import { isIgnoredPath, joinRemote } from './path-mapping.js';
 import { runLimited } from './progress.js';
@@ -73,11 +73,13 @@ export function planDelta(
 /** The folder as scanned, with digests from the local digest cache (unless `rehash`). */
 export interface LocalFolder {
   root: string;
+  /** The remote folder the files go under (`joinRemote(prefix, '')`). */
+  base: string;
   files: LocalFile[];
   /** When the folder was read (wall clock, ms): files touched since are not cached. */
   scannedAtMs: number;
-  /** The local digest cache as read (what is written back only when it changed). */
-  cache: ReadonlyMap<string, CachedDigest>;
+  /** What the local digest cache knew of the files (written back only when that changed). */
+  known: KnownDigests;
 }
 
 /** Every file of the folder with its remote path, size and (when cached) SHA-256; hashed only when needed. */
@@ -85,18 +87,18 @@ export async function scanLocal(root: string, prefix: string | undefined, rehash
   const scannedAtMs = Date.now();
   try {
     const scanned = await scanFolder(root);
-    const cache = rehash ? new Map<string, CachedDigest>() : loadDigestCache(root);
+    const known = rehash ? knowNothing(scanned) : loadDigestCache(root, scanned);
     const base = joinRemote(prefix, '');
     // The common case (no `\\` in the name) skips the general join: thousands of files.
     const remoteOf = (rel: string) => (rel.includes('\\') ? joinRemote(prefix, rel) : base ? `${base}/${rel}` : rel);
-    const files = scanned.map((f) => ({
+    const files = scanned.map((f, i) => ({
       file: f.abs,
       remotePath: remoteOf(f.rel),
       size: f.size,
-      sha256: cachedDigest(cache, f),
+      sha256: known.digests[i],
       scanned: f,
     }));
-    return { root, files, scannedAtMs, cache };
+    return { root, base, files, scannedAtMs, known };
   } catch (err) {
     throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT_CODES.usage);
   }
@@ -138,8 +140,19 @@ export function noteSentDigests(
  * host as sent) for the next run.
  */
 export function saveLocal(folder: LocalFolder): void {
-  saveDigestCache(folder.root, folder.files, folder.scannedAtMs, folder.cache);
+  saveDigestCache(folder.root, folder.files, folder.scannedAtMs, folder.known, {
+    base: folder.base,
+    text: () => listingOf(folder.files),
+  });
 }
+
+/**
+ * What a host holding exactly the folder's files would list: kept with the local digest cache
+ * when the folder has not changed since, else made from the files (undefined while a digest is
+ * not known).
+ */
+const expectedListing = (folder: LocalFolder) =>
+  folder.known.listing?.base === folder.base ? folder.known.listing.text : listingOf(folder.files);
 
 /** What one host holds compared with the folder, or why it could not be asked. */
 export interface HostDelta {
@@ -155,7 +168,8 @@ export interface HostDelta {
  * Asks each host for its listing and plans the delta. The listings are asked for at once, and the
  * folder (`local`, a scan that may still be running) is read meanwhile. A file the host holds with
  * the same size is hashed (when not cached) to compare; one it lacks, or holds with another size,
- * is sent without hashing first (it is hashed as it is sent). A host without the listing is
+ * is sent without hashing first (it is hashed as it is sent); a host whose listing is exactly the
+ * folder's files as cached needs nothing at all. A host without the listing is
  * planned as "every file changed" and said so once (`note`). `local` is started by the caller
  * before this is called, so that the listings are asked for while the folder is read.
  */
@@ -164,13 +178,16 @@ export async function planHosts(
   token: string,
   module: string,
   prefix: string | undefined,
-  local: Promise<readonly LocalFile[]>,
+  local: Promise<LocalFolder>,
   settings: RequestSettings,
   remove: boolean,
   note: (text: string) => void,
 ): Promise<HostDelta[]> {
-  const listings = urls.map((url) => fetchListing(url, token, module, prefix, settings));
-  const files = await local;
+  // What an unchanged host would list, once the folder is read: a listing that is exactly that is
+  // a host holding the folder as it is (docs/sync.md "Speed").
+  const expected = local.then(expectedListing, () => undefined);
+  const listings = urls.map((url) => fetchListing(url, token, module, prefix, settings, expected));
+  const { files } = await local;
   return Promise.all(
     urls.map(async (url, i): Promise<HostDelta> => {
       const listing = await listings[i]!;
@@ -181,6 +198,13 @@ export async function planHosts(
         );
         return { url, listed: false, plan: planDelta(files, undefined, { delete: false }) };
       }
+      if (listing.kind === 'same')
+        return {
+          url,
+          listed: true,
+          plan: { created: [], changed: [], unchanged: files.length, deleted: [] },
+          offer: listing.batch,
+        };
       await hashMissing(files.filter((f) => listing.entries.get(f.remotePath)?.size === f.size));
       return {
         url,

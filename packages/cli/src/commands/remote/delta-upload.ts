@@ -52,7 +52,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
       token,
       options.module,
       options.path,
-      scanning.then((f) => f.files),
+      scanning,
       settings,
       options.delete === true,
       say,

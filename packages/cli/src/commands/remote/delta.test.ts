@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
 import { groupForBatches } from './batch-push.js';
 import { planDelta, type LocalFile } from './delta-plan.js';
-import { parseListing } from './listing-client.js';
+import { listingOf, parseListing, readListing } from './listing-client.js';
 
 // The listing reader takes a host's answer (outside input): property-based, plus the plan and the
 // batch split it drives (docs/sync.md "The delta").
@@ -16,40 +16,117 @@ describe('parseListing', () => {
   it('reads entries and the batch offer; refuses a cut-off listing, a bad line or lines after the end', () => {
     const offer = { path: '/wwwroot/api/sync/batch', maxFiles: 10, maxFileBytes: 5, maxBodyBytes: null };
     expect(parseListing(`${entry('a')}\n${JSON.stringify({ done: true, batch: offer })}\n`)).toEqual({
-      entries: [{ path: 'a', size: 1, sha256: SHA }],
+      entries: new Map([['a', { path: 'a', size: 1, sha256: SHA }]]),
       batch: offer,
     });
-    expect(parseListing(`${DONE}\n`)).toEqual({ entries: [], batch: undefined });
+    expect(parseListing(`${DONE}\n`)).toEqual({ entries: new Map(), batch: undefined });
     expect(() => parseListing(`${entry('a')}\n`)).toThrow(/cut off/);
     expect(() => parseListing(`${entry('a', -1)}\n${DONE}\n`)).toThrow(/not a file entry/);
     expect(() => parseListing(`${entry('a', 1, 'x')}\n${DONE}\n`)).toThrow(/not a file entry/);
     expect(() => parseListing(`${DONE}\n${entry('a')}\n`)).toThrow(/after its closing line/);
     expect(() => parseListing(`{oops\n${DONE}\n`)).toThrow(/not JSON/);
+    // Lines as the host writes them are read without JSON.parse; their neighbours still through it.
+    expect([...parseListing(`${entry('q"b\\s ü\u0001')}\n${DONE}\n`).entries.keys()]).toEqual(['q"b\\s ü\u0001']);
+    expect(() => parseListing(`{"path":"a","size":01,"sha256":"${SHA}"}\n${DONE}\n`)).toThrow(/not JSON/);
+    expect(() => parseListing(`{"path":"a\tb","size":1,"sha256":"${SHA}"}\n${DONE}\n`)).toThrow(/not JSON/);
+    expect(() => parseListing(`{"path":"a","size":1e400,"sha256":"${SHA}"}\n${DONE}\n`)).toThrow(/not a file entry/);
+    expect(() => parseListing(`{"path":"a","size":9007199254740992,"sha256":"${SHA}"}\n${DONE}\n`)).toThrow(
+      /not a file entry/,
+    );
+    expect(parseListing(`{"path":"a","size":9007199254740991,"sha256":"${SHA}"}\n${DONE}\n`).entries.get('a')).toEqual({
+      path: 'a',
+      size: 9007199254740991,
+      sha256: SHA,
+    });
   });
 
-  it('never throws anything but a plain Error, and what it returns is well-formed (fuzz)', () => {
+  it('tells a listing that is exactly the local files from one line at a time, and reads any other as parseListing does', () => {
+    const files = [
+      { remotePath: 'HDS/a', size: 1, sha256: SHA },
+      { remotePath: 'HDS/b "q"', size: 2, sha256: SHA },
+    ];
+    const expected = listingOf(files)!;
+    expect(expected).toBe(`${entry('HDS/a', 1)}\n${entry('HDS/b "q"', 2)}\n`);
+    expect(listingOf([...files, { remotePath: 'c', size: 1 }])).toBeUndefined(); // a digest not known
+    const offer = { path: '/b', maxFiles: 1, maxFileBytes: 1, maxBodyBytes: null };
+    const closing = `${JSON.stringify({ done: true, files: 2, batch: offer })}\n`;
+    expect(readListing(`${expected}${closing}`, expected)).toEqual({ same: true, batch: offer });
+    // The neighbours: another file there, a closing line that is not one, more after it, no local listing.
+    const more = `${expected}${entry('HDS/c')}\n${closing}`;
+    expect(readListing(more, expected)).toMatchObject({ same: false, entries: new Map(parseListing(more).entries) });
+    expect(() => readListing(`${expected}{"done":false}\n`, expected)).toThrow(/not a file entry/);
+    expect(() => readListing(`${expected}${closing}${closing}`, expected)).toThrow(/after its closing line/);
+    expect(() => readListing(`${expected}${closing}x`, expected)).toThrow(/after its closing line/);
+    expect(readListing(`${expected}${closing}`, undefined)).toMatchObject({ same: false });
+  });
+
+  /** The reader as it was before it read the host's own lines without JSON.parse: one JSON.parse a line. */
+  function referenceParse(text: string) {
+    const entries = new Map<string, { path: string; size: number; sha256: string }>();
+    let done: Record<string, unknown> | undefined;
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      if (done) throw new Error('after its closing line');
+      const value = JSON.parse(line) as Record<string, unknown> | null;
+      if (typeof value === 'object' && value !== null && value.done === true) done = value;
+      else if (
+        typeof value === 'object' &&
+        value !== null &&
+        typeof value.path === 'string' &&
+        value.path !== '' &&
+        Number.isSafeInteger(value.size) &&
+        (value.size as number) >= 0 &&
+        typeof value.sha256 === 'string' &&
+        /^[0-9a-f]{64}$/.test(value.sha256)
+      )
+        entries.set(value.path, { path: value.path, size: value.size as number, sha256: value.sha256 });
+      else throw new Error('not a file entry');
+    }
+    if (!done) throw new Error('cut off');
+    return entries;
+  }
+
+  it('reads every listing exactly as one JSON.parse a line would, or refuses it as that would (fuzz)', () => {
+    const path = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+      fc.constantFrom('a', 'B/d0/f1.html', 'a"b', 'a\\b', 'a\nb', '\u0000', '\u007f', '\ud800', 'ü/€'),
+    );
+    const size = fc.oneof(
+      fc.nat(),
+      fc.constantFrom(-1, 0, 1.5, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 1, 1e21),
+    );
+    const sha = fc.oneof(fc.constantFrom(SHA, 'x', 'A'.repeat(64), `${SHA}0`), fc.stringMatching(/^[0-9a-f]{64}$/));
+    const hostLine = fc.record({ path, size, sha256: sha }).map((o) => JSON.stringify(o));
+    // The host's line with one thing changed: a space, a key order, a digit form, an escape, a cut.
+    const nearLine = fc
+      .tuple(
+        hostLine,
+        fc.nat(),
+        fc.constantFrom(' ', '0', '"', '\\', '\r', '\t', '\u0001', '\u2028', '}', ',', 'e1', '-', ''),
+      )
+      .map(([l, at, s]) => l.slice(0, at % (l.length + 1)) + s + l.slice(at % (l.length + 1)));
     const line = fc.oneof(
+      hostLine,
+      hostLine,
+      nearLine,
       fc.string({ maxLength: 40 }),
       fc.json({ maxDepth: 2 }),
-      fc
-        .record({ path: fc.string(), size: fc.integer(), sha256: fc.constantFrom(SHA, 'x') })
-        .map((o) => JSON.stringify(o)),
       fc.constant(DONE),
     );
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 8 }), (lines) => {
+      fc.property(fc.array(line, { maxLength: 8 }), fc.boolean(), (lines, close) => {
+        const text = `${lines.join('\n')}${close ? `\n${DONE}\n` : ''}`;
+        let expected: Map<string, unknown> | Error;
         try {
-          const parsed = parseListing(lines.join('\n'));
-          for (const e of parsed.entries) {
-            expect(e.path).not.toBe('');
-            expect(e.size).toBeGreaterThanOrEqual(0);
-            expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
-          }
+          expected = referenceParse(text);
         } catch (err) {
-          expect(err).toBeInstanceOf(Error);
+          expected = err as Error;
         }
+        if (expected instanceof Error) expect(() => parseListing(text)).toThrow(Error);
+        else expect(parseListing(text).entries).toEqual(expected);
       }),
-      fuzzOptions(300),
+      fuzzOptions(1000),
     );
   });
 });

@@ -49,37 +49,47 @@ export interface ScannedFile {
   ino: number;
 }
 
+/** A file gone since its folder was read is no error (one options object for thousands of calls). */
+const MAYBE_GONE = { throwIfNoEntry: false } as const;
+const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 /**
- * Every file under `root` with its stat facts (sorted by relative path, ignored names left out).
+ * Every file under `root` with its stat facts, ignored names left out, in the order a host lists
+ * them (docs/wire-formats.md "Sync listing"): folder by folder, each folder's names in code-unit
+ * order, a folder's files where its name sorts. So an unchanged folder and its listing can be
+ * compared whole (docs/sync.md "Speed").
+ *
  * Symlinked files are followed; symlinked folders are not (no loops). A file that goes away while
  * the folder is read is left out. Each folder is read with plain synchronous calls, which cost a
  * short-lived command far less than a promise per file, and the event loop gets a turn between
- * folders, so that requests already started (the hosts' listings) go on meanwhile (docs/sync.md
- * "Speed").
+ * folders, so that requests already started (the hosts' listings) go on meanwhile.
  */
 export async function scanFolder(root: string): Promise<ScannedFile[]> {
   const out: ScannedFile[] = [];
   const walk = async (dir: string, prefix: string) => {
     await new Promise((resolve) => setImmediate(resolve));
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (isIgnoredName(entry.name)) continue;
-      const abs = path.join(dir, entry.name);
-      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    // A name read from a folder holds no separator: joined as it is, not through path.join.
+    const base = dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`;
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort(byName)) {
+      const name = entry.name;
+      if (isIgnoredName(name)) continue;
+      const abs = `${base}${name}`;
+      const rel = prefix ? `${prefix}/${name}` : name;
       if (entry.isDirectory()) {
         await walk(abs, rel);
         continue;
       }
       if (!entry.isFile() && !entry.isSymbolicLink()) continue;
-      const stat = fs.statSync(abs, { throwIfNoEntry: false });
+      const stat = fs.statSync(abs, MAYBE_GONE);
       if (!stat?.isFile()) continue;
       out.push({ rel, abs, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
     }
   };
   await walk(root, '');
-  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return out;
 }
 
-/** Every file under `root` (relative paths, `/` separated, sorted), leaving out ignored names. */
+/** Every file under `root` (relative paths, `/` separated, in listing order), leaving out ignored names. */
 export async function listFiles(root: string): Promise<string[]> {
   return (await scanFolder(root)).map((f) => f.rel);
 }

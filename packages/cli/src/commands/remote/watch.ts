@@ -144,14 +144,14 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
       return code;
     }
   }
+  // Ready to stop before saying so: a Ctrl+C right after "watching" ends the watch cleanly.
+  const stop = () => finish(EXIT_CODES.ok);
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   say(
     { event: 'watching', root: w.root, module: w.module, hosts: w.urls },
     `watching ${w.root} → ${w.module} on ${w.urls.join(', ')} (Ctrl+C to stop)`,
   );
-
-  const stop = () => finish(EXIT_CODES.ok);
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
   const code = await finished;
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
@@ -171,15 +171,8 @@ type Say = (event: Record<string, unknown>, text: string, error?: boolean) => vo
  */
 async function initialPush(w: WatchSettings, say: Say): Promise<number> {
   const folder = scanLocal(w.root, w.prefix, false);
-  const hosts = await planHosts(
-    w.urls,
-    w.token,
-    w.module,
-    w.prefix,
-    folder.then((f) => f.files),
-    w.settings,
-    false,
-    (text) => say({ event: 'hint', hint: text }, text, true),
+  const hosts = await planHosts(w.urls, w.token, w.module, w.prefix, folder, w.settings, false, (text) =>
+    say({ event: 'hint', hint: text }, text, true),
   );
   const noteSent = noteSentDigests((await folder).files);
   const showProgress = !w.json && process.stdout.isTTY === true && process.stderr.isTTY === true;

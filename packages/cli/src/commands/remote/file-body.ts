@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import type { BodyWriter } from './http.js';
 import type { SentFile } from './multipart-body.js';
 
 // A file sent as the whole body of a request (docs/wire-formats.md "Sync upload of one file"):
@@ -10,10 +11,10 @@ import type { SentFile } from './multipart-body.js';
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
 export interface FileBody {
-  /** The length the request declares (the file's size when it was opened). */
+  /** The length the request declares (the file's size when the body was made). */
   bytes: number;
-  body: AsyncIterable<Uint8Array>;
-  /** The file's size and digest; set once the body has been read to its end. */
+  write: BodyWriter;
+  /** The file's size and digest; set once the body has been written to its end. */
   sent: SentFile[];
 }
 
@@ -27,45 +28,45 @@ function changedWhileSent(file: string, declared: number): Error {
 
 /**
  * The body of `file` as it is now: its size now is the declared length (a missing file fails before
- * the request starts), and exactly that many bytes are streamed; a file that has another size when
+ * the request starts), and exactly that many bytes are written; a file that has another size when
  * it is read fails the request rather than storing a part of it. The answer's digest is checked
  * against what went out.
  */
 export async function fileBody(file: string): Promise<FileBody> {
   const size = (await fs.promises.stat(file)).size;
   const sent: SentFile[] = [];
-  async function* body(): AsyncGenerator<Uint8Array> {
+  const write: BodyWriter = async (out) => {
     // Opened when the request starts sending (a body that is never sent holds no file open).
     const handle = await fs.promises.open(file, 'r');
     try {
       if ((await handle.stat()).size !== size) throw changedWhileSent(file, size);
       const hash = createHash('sha256');
-      let position = 0;
-      // A fresh buffer per chunk (the one handed on may still be queued for the socket), and the
-      // next chunk is read while this one is sent.
-      const readChunk = () => {
+      // Two buffers, used in turn: one is read (and hashed) while the other is being sent. A
+      // buffer is read into again only once its write was taken: no allocation per chunk (which
+      // costs page faults and garbage collections over a big file; docs/sync.md "Speed").
+      const buffers = [
+        Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size)),
+        Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size)),
+      ];
+      let sending: Promise<void> | undefined;
+      for (let position = 0, turn = 0; position < size; turn ^= 1) {
         const length = Math.min(CHUNK_BYTES, size - position);
-        const read = handle.read(Buffer.allocUnsafe(length), 0, length, position);
+        const { bytesRead } = await handle.read(buffers[turn]!, 0, length, position);
+        if (bytesRead < length) throw changedWhileSent(file, size);
+        const chunk = buffers[turn]!.subarray(0, length);
+        hash.update(chunk);
         position += length;
-        // Awaited below, unless the request ends first (the host refused, the socket broke): then
-        // its failure must not be an unhandled rejection, which would end the CLI.
-        read.catch(() => {});
-        return read;
-      };
-      let next = size > 0 ? readChunk() : undefined;
-      let bytes = 0;
-      while (next) {
-        const { bytesRead, buffer } = await next;
-        if (bytesRead < buffer.length) throw changedWhileSent(file, size);
-        next = position < size ? readChunk() : undefined;
-        hash.update(buffer);
-        bytes += bytesRead;
-        yield buffer;
+        await sending;
+        sending = new Promise<void>((resolve, reject) => out.write(chunk, (err) => (err ? reject(err) : resolve())));
+        // Awaited on the next turn, unless the request ends first (the host refused, the socket
+        // broke): then its failure must not be an unhandled rejection, which would end the CLI.
+        sending.catch(() => undefined);
       }
-      sent.push({ file, bytes, sha256: hash.digest('hex') });
+      await sending;
+      sent.push({ file, bytes: size, sha256: hash.digest('hex') });
     } finally {
       await handle.close();
     }
-  }
-  return { bytes: size, body: body(), sent };
+  };
+  return { bytes: size, write, sent };
 }

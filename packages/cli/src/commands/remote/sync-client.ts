@@ -53,7 +53,7 @@ async function putUpload(
       body = await fileBody(item.file);
       return {
         method: 'PUT',
-        body: body.body,
+        body: body.write,
         headers: {
           Authorization: basicAuthorization(token),
           'Content-Type': 'application/octet-stream',

@@ -85,7 +85,12 @@ async function exchange(url: URL, init: RequestInit, timeoutMs: number): Promise
       if (err) {
         req.destroy();
         reject(err);
-      } else resolve(answer!);
+        return;
+      }
+      // An answer before the whole body went out is a refusal (or a host without the route): the
+      // rest is not sent (docs/sync.md "One big file").
+      if (!req.writableFinished) req.destroy();
+      resolve(answer!);
     };
     const timer = setTimeout(() => settle(new NoAnswerError()), timeoutMs);
     const req = client.request(url, { method: init.method ?? 'GET', headers }, (res) => {

@@ -4,7 +4,7 @@ import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { ClientGoneError } from './receive-upload.js';
-import { FileTooLargeError, stageStream, type StagedFile } from './safe-write.js';
+import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
 
 /**
  * Receives a request whose body is the file itself (docs/sync.md "One big file"), streaming it
@@ -91,18 +91,27 @@ export async function receiveBody(req: Request, res: Response, options: ReceiveB
     source.destroy(reason instanceof Error ? reason : new Error(String(reason)));
   };
   const onAbort = () => stop(options.signal?.reason);
+  // Over HTTP/2 a stream the client cancels (RST_STREAM) still ends its request as if whole; only
+  // `aborted` tells it from an ended one. The body has no framing of its own to show a cut.
+  const aborted = () => req.aborted || req.readableAborted;
   const onGone = () => {
-    if (!req.complete) stop(new ClientGoneError());
+    if (!req.complete || aborted()) stop(new ClientGoneError());
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   req.on('error', onGone);
+  req.once('aborted', onGone);
   req.once('close', onGone);
   req.pipe(source);
   // A client may have left while the targets were resolved, before these listeners were there.
-  if (req.destroyed || req.socket?.destroyed) onGone();
+  if (req.destroyed || req.socket?.destroyed || aborted()) onGone();
   try {
     if (failure !== undefined) throw failure;
-    return await stageStream(options.dir, source, { maxBytes: limit.bytes, nameHint: options.nameHint });
+    const staged = await stageStream(options.dir, source, { maxBytes: limit.bytes, nameHint: options.nameHint });
+    if (failure !== undefined || aborted()) {
+      await discardStaged(staged);
+      throw failure ?? new ClientGoneError();
+    }
+    return staged;
   } catch (err) {
     const reason = failure ?? err;
     closeUnread();
@@ -110,6 +119,7 @@ export async function receiveBody(req: Request, res: Response, options: ReceiveB
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     req.off('error', onGone);
+    req.off('aborted', onGone);
     req.off('close', onGone);
   }
 }

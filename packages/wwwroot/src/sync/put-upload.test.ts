@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http2 from 'node:http2';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '@ack/host';
@@ -21,7 +22,7 @@ interface Started extends TestHost {
 }
 
 async function start(
-  options: { maxFileBytes?: number; maxBodyBytes?: number; maxFailedChecks?: number } = {},
+  options: { maxFileBytes?: number; maxBodyBytes?: number; maxFailedChecks?: number; tls?: boolean } = {},
 ): Promise<Started> {
   const home = hosts.home(
     testAppSettings({
@@ -39,7 +40,7 @@ async function start(
       'contracts/wwwroot/HDS/page.html': '<p>v1</p>',
     },
   );
-  const running = await hosts.start(home, { wwwroot: wwwrootModule });
+  const running = await hosts.start(home, { wwwroot: wwwrootModule }, {}, options.tls ? { tlsPort: 0 } : {});
   return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
 }
 
@@ -243,6 +244,34 @@ describe('PUT /wwwroot/api/sync/upload: one file as the whole body', () => {
     expect(fs.readdirSync(dir)).toEqual(['page.html']);
     expect(page(host)).toBe('<p>v1</p>');
     expect((await put(host, { filePath: 'HDS/page.html' }, 'after')).status).toBe(200);
+  });
+
+  it('over HTTP/2, stores a whole stream and nothing of one the client cancels mid-body', async () => {
+    const host = await start({ tls: true });
+    const session = http2.connect(host.host.tlsUrl!, { rejectUnauthorized: false });
+    session.on('error', () => undefined);
+    const send = (filePath: string, body: Buffer, cancel: boolean) =>
+      new Promise<number | 'cancelled'>((resolve) => {
+        const stream = session.request({ ':method': 'PUT', ':path': target({ filePath }), authorization: AUTH });
+        let status = 0;
+        stream.on('response', (h) => (status = Number(h[':status'])));
+        stream.on('error', () => undefined);
+        stream.on('close', () => resolve(cancel ? 'cancelled' : status));
+        stream.resume();
+        if (!cancel) return void stream.end(body);
+        // Part of the body, then RST_STREAM (CANCEL) instead of its end.
+        stream.write(body, () => setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), 100));
+      });
+    try {
+      expect(await send('HDS/cut.html', Buffer.alloc(1000, 0x63), true)).toBe('cancelled');
+      expect(await send('HDS/whole.html', Buffer.alloc(1000, 0x77), false)).toBe(200);
+      const dir = path.join(host.contracts, 'HDS');
+      await waitFor(() => tempFilesUnder(dir).length === 0);
+      expect(fs.readdirSync(dir).sort()).toEqual(['page.html', 'whole.html']);
+      expect(fs.readFileSync(path.join(dir, 'whole.html'))).toEqual(Buffer.alloc(1000, 0x77));
+    } finally {
+      session.close();
+    }
   });
 
   it('answers an upload stalled mid-body 503 when the host stops, and removes its staged file', async () => {

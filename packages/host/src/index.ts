@@ -76,7 +76,14 @@ export type { SignInService, SignInCookieNames, SignInAccount, UserAccount } fro
 export { FileTooLargeError, isTemporaryFileName, writeFileAtomic } from './fs/safe-write.js';
 export type { StagedFile, StageOptions } from './fs/safe-write.js';
 export type { UploadFlow } from './fs/upload-flow.js';
-export type { UploadChange, UploadFlowOptions, UploadHandling, UploadOutcome, UploadPlan } from './fs/upload-flow.js';
+export type {
+  BodyUploadHandling,
+  UploadChange,
+  UploadFlowOptions,
+  UploadHandling,
+  UploadOutcome,
+  UploadPlan,
+} from './fs/upload-flow.js';
 export type { FormFieldValues, FormFields } from './fs/receive-upload.js';
 export { bodyTooLarge, createBodyReaders, parseJsonBody, readBody } from './http/read-body.js';
 export type { BodyReaders, ReadBodyOptions } from './http/read-body.js';

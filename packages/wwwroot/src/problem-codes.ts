@@ -115,7 +115,7 @@ export const wwwrootProblems = {
   SYNC_INVALID_CHANGE_TYPE: code(
     'sync.invalid_change_type',
     400,
-    '`changeType` is not `Created`, `Changed` or `Deleted`.',
+    '`changeType` is not `Created`, `Changed` or `Deleted` (a `PUT` of one file: `Deleted` too).',
   ),
   SYNC_INVALID_PATH: code(
     'sync.invalid_path',

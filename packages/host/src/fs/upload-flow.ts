@@ -6,6 +6,7 @@ import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 import { ClientGoneError, receiveUpload, type FormFieldValues, type FormFields } from './receive-upload.js';
 import { flushStaged } from './batch-staging.js';
+import { receiveBody } from './receive-body.js';
 import {
   commitStaged,
   isTemporaryFileName,
@@ -81,6 +82,14 @@ export interface BatchHandling<R> {
   resolveDeletes(fields: FormFieldValues, fileCount: number): Promise<Array<BatchEntryPlan<R>>>;
   /** Answers with one outcome per entry: files in the order sent, then deletions. */
   answer(outcomes: Array<BatchEntryOutcome<R>>): Promise<void> | void;
+}
+
+/** An upload whose body is the file (docs/sync.md "One big file"): the targets come with the request's head. */
+export interface BodyUploadHandling<R> {
+  /** Validates the request's head and resolves the targets before the body is read (throw a `ProblemError` to refuse). */
+  resolve(): Promise<UploadPlan<R>>;
+  /** Answers the client once the file is stored. */
+  answer(outcome: UploadOutcome<R>): Promise<void> | void;
 }
 
 export interface UploadFlowOptions {
@@ -165,6 +174,20 @@ export class UploadFlow {
     handling: BatchHandling<R>,
   ): Promise<void> {
     return this.track(this.runBatch(req, res, handling), res, next);
+  }
+
+  /**
+   * Runs an upload whose body is the file itself (docs/sync.md "One big file"): the targets are
+   * resolved from the request's head first, then the body is staged beside the first target,
+   * copied beside the others, and all are committed together, as `handle` does for a form.
+   */
+  handleBody<R>(
+    req: Request,
+    res: Response,
+    next: (err?: unknown) => void,
+    handling: BodyUploadHandling<R>,
+  ): Promise<void> {
+    return this.track(this.runBody(req, res, handling), res, next);
   }
 
   /** An upload in flight until it ends: its failure goes to `next`, a client gone gets nothing. */
@@ -360,6 +383,44 @@ export class UploadFlow {
       staged.length = 0;
       await handling.answer({ change, targets, request, existed, bytes: first.bytes, sha256: first.sha256 });
     } catch (err) {
+      await discardStaged(...staged);
+      throw err;
+    }
+  }
+
+  private async runBody<R>(req: Request, res: Response, handling: BodyUploadHandling<R>): Promise<void> {
+    const { codePrefix, notAFileDetail } = this.options;
+    const staged: StagedFile[] = [];
+    try {
+      if (this.stop.signal.aborted) throw this.stop.signal.reason;
+      const { change, targets, request } = refuseTemporaryNames(await handling.resolve(), codePrefix);
+      const first = await receiveBody(req, res, {
+        dir: path.dirname(targets[0]!),
+        nameHint: targets[0]!,
+        maxBytes: this.options.maxFileBytes,
+        maxBodyBytes: this.options.maxBodyBytes,
+        codePrefix,
+        signal: this.stop.signal,
+      });
+      staged.push(first);
+      for (const target of targets.slice(1)) staged.push(await stageCopy(path.dirname(target), first));
+      const existed = await commitStaged(targets.map((target, i) => ({ staged: staged[i]!, target }))).catch(
+        (err: unknown) => {
+          staged.length = 0; // consumed by the commit either way
+          if ((err as NodeJS.ErrnoException).code === 'EISDIR')
+            throw new ProblemError({
+              status: 400,
+              code: hostProblems.PREFIX_NOT_A_FILE.code(codePrefix),
+              detail: notAFileDetail,
+            });
+          throw err;
+        },
+      );
+      staged.length = 0;
+      await handling.answer({ change, targets, request, existed, bytes: first.bytes, sha256: first.sha256 });
+    } catch (err) {
+      // Refused before the body was read (the head, the stop): the rest is not read either.
+      if (!req.complete && !res.headersSent && req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
       await discardStaged(...staged);
       throw err;
     }

@@ -141,7 +141,7 @@ export const hostProblems = {
   REQUEST_ENCODING_UNSUPPORTED: code(
     'request.encoding_unsupported',
     415,
-    'The `Content-Encoding` is not `gzip`, `deflate`, `br` or `identity`.',
+    'The `Content-Encoding` is not `gzip`, `deflate`, `br` or `identity` (a sync `PUT` of one file: not `identity`).',
   ),
   REQUEST_CHARSET_UNSUPPORTED: code('request.charset_unsupported', 415, 'The `Content-Type` names an unknown charset.'),
   REQUEST_ENTITY_PARSE_FAILED: code(

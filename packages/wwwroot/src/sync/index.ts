@@ -1,5 +1,13 @@
 import express, { type Router } from 'express';
-import { parseChangeType, sendProblem, CONTRACT_TYPES, type Logger, type ChangeType, type UploadFlow } from '@ack/host';
+import {
+  parseChangeType,
+  sendProblem,
+  CONTRACT_TYPES,
+  type Logger,
+  type ChangeType,
+  type UploadFlow,
+  type UploadOutcome,
+} from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { wwwrootProblems } from '../problem-codes.js';
 import { verifySyncToken, type TokenVerdict } from './basic-token.js';
@@ -53,7 +61,7 @@ const header = (req: express.Request, name: string) => {
 
 /**
  * `/wwwroot/api/sync/*` (docs/sync.md): `POST upload` writes, replaces or deletes a contract
- * file atomically and refreshes the module; `GET refresh` only refreshes. Both need a Basic token
+ * file atomically and refreshes the module (`PUT upload` writes one file sent as the whole body); `GET refresh` only refreshes. Both need a Basic token
  * listed in `FileSyncTokens`.
  */
 export function createSyncRouter(runtime: WwwrootRuntime): Router {
@@ -92,6 +100,28 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   router.get('/list', createListHandler(runtime, createDigestCache(runtime)));
   router.post('/batch', createBatchHandler(runtime, flow, logger));
 
+  /** The answer to an upload: what was stored, once the module has been refreshed. */
+  const answerUpload =
+    (req: express.Request, res: express.Response) =>
+    async ({ request: target, existed, bytes, sha256 }: UploadOutcome<SyncTarget>) => {
+      const stored = { bytes, sha256, existed: existed[0]! };
+      const refresh = await refreshModule(
+        runtime,
+        { ...target, authorizationKey: header(req, 'authorizationkey') },
+        runtime.settings.syncRefreshTimeoutMs,
+      );
+      logger.info(
+        `${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`,
+      );
+      res.json({
+        module: target.module,
+        path: target.relative,
+        change: target.change,
+        ...stored,
+        refresh: publicOutcome(refresh),
+      });
+    };
+
   router.post('/upload', (req, res, next) => {
     void flow.handle(req, res, next, {
       targetFields: ['modulename', 'changetype', 'filepath'],
@@ -99,24 +129,25 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
         const target = await resolveTarget(runtime, (n) => fields.get(n));
         return { change: target.change, targets: [target.absolute], request: target };
       },
-      async answer({ request: target, existed, bytes, sha256 }) {
-        const stored = { bytes, sha256, existed: existed[0]! };
-        const refresh = await refreshModule(
-          runtime,
-          { ...target, authorizationKey: header(req, 'authorizationkey') },
-          runtime.settings.syncRefreshTimeoutMs,
-        );
-        logger.info(
-          `${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`,
-        );
-        res.json({
-          module: target.module,
-          path: target.relative,
-          change: target.change,
-          ...stored,
-          refresh: publicOutcome(refresh),
-        });
+      answer: answerUpload(req, res),
+    });
+  });
+
+  // One file as the whole body, the fields in the query (docs/wire-formats.md "Sync upload of one
+  // file"): nothing to parse around the bytes, which is what makes a big file fast.
+  router.put('/upload', (req, res, next) => {
+    void flow.handleBody(req, res, next, {
+      async resolve() {
+        const byName = queryOf(req);
+        const target = await resolveTarget(runtime, (n) => byName.get(n));
+        if (target.change === 'Deleted')
+          throw bad(
+            wwwrootProblems.SYNC_INVALID_CHANGE_TYPE,
+            'A PUT carries the file: changeType must be Created or Changed (a deletion is a POST without a file).',
+          );
+        return { change: target.change, targets: [target.absolute], request: target };
       },
+      answer: answerUpload(req, res),
     });
   });
 

@@ -1,5 +1,5 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DEFAULT_RETRY, isRetryable, retryDelayMs, type RetryPolicy } from './retry.js';
 import { exitForStatus, type Outcome } from './outcome.js';
@@ -34,11 +34,20 @@ function problemSummary(body: unknown): string {
   return typeof body === 'string' ? body.replace(/\s+/g, ' ').slice(0, 200) : '';
 }
 
-/** A request as a command builds it. The body, when any, is whole or streamed (sent chunked). */
+/**
+ * Writes a body to the request as it is read, and resolves once all of it was taken; each write is
+ * awaited (its buffer may then be used again). The request declares the length in its headers.
+ */
+export type BodyWriter = (out: Writable) => Promise<void>;
+
+/**
+ * A request as a command builds it. The body, when any, is whole, streamed (sent chunked), or
+ * written by a `BodyWriter`.
+ */
 export interface RequestInit {
   method?: string;
   headers?: Record<string, string>;
-  body?: Uint8Array | AsyncIterable<Uint8Array>;
+  body?: Uint8Array | AsyncIterable<Uint8Array> | BodyWriter;
 }
 
 interface Answer {
@@ -76,7 +85,12 @@ async function exchange(url: URL, init: RequestInit, timeoutMs: number): Promise
       if (err) {
         req.destroy();
         reject(err);
-      } else resolve(answer!);
+        return;
+      }
+      // An answer before the whole body went out is a refusal (or a host without the route): the
+      // rest is not sent (docs/sync.md "One big file").
+      if (!req.writableFinished) req.destroy();
+      resolve(answer!);
     };
     const timer = setTimeout(() => settle(new NoAnswerError()), timeoutMs);
     const req = client.request(url, { method: init.method ?? 'GET', headers }, (res) => {
@@ -96,6 +110,13 @@ async function exchange(url: URL, init: RequestInit, timeoutMs: number): Promise
     req.on('error', (err) => settle(err));
     if (body === undefined) req.end();
     else if (body instanceof Uint8Array) req.end(body);
+    else if (typeof body === 'function')
+      body(req).then(
+        () => req.end(),
+        (err: unknown) => {
+          if (!req.writableFinished) settle(err as Error);
+        },
+      );
     else
       pipeline(Readable.from(body), req).catch((err: unknown) => {
         if (!req.writableFinished) settle(err as Error);

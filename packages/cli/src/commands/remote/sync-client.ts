@@ -1,8 +1,10 @@
+import fs from 'node:fs';
 import { basicAuthorization, hostAccessHeader } from './credentials.js';
 import { baseUrl, request as requestEndpoint, type RequestSettings } from './http.js';
 import type { Outcome } from './outcome.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { multipartBody, multipartRequest, type FormPart, type MultipartBody, type SentFile } from './multipart-body.js';
+import { fileBody, type FileBody } from './file-body.js';
 
 /** A request to `route` on the host at `url`; the outcome names the host, not the endpoint. */
 async function request(
@@ -24,9 +26,54 @@ export interface UploadItem {
   sha256?: string;
 }
 
+/** Files past this size go as the whole body of a PUT, when the host takes one (docs/sync.md "One big file"). */
+const BODY_UPLOAD_BYTES = 1024 * 1024;
+/** Hosts (base URLs) that answered such a PUT as an older host does: they get the form from then on. */
+const formOnly = new Set<string>();
+
 /**
- * `POST /wwwroot/api/sync/upload` with the original's fields. The file is hashed as it is sent, and
- * the answer's sha256 must match the digest of what went out (the outcome's `sent`).
+ * `PUT /wwwroot/api/sync/upload?moduleName=&changeType=&filePath=` with the file as the body
+ * (docs/wire-formats.md "Sync upload of one file"); undefined when the host does not offer it (an
+ * older ack, the original host: 404, 405 or 501), which is then remembered for this run.
+ */
+async function putUpload(
+  url: string,
+  token: string,
+  module: string,
+  change: ChangeType,
+  item: UploadItem & { file: string },
+  settings: RequestSettings,
+): Promise<{ outcome: Outcome; body?: FileBody } | undefined> {
+  let body: FileBody | undefined;
+  const query = new URLSearchParams({ moduleName: module, changeType: change, filePath: item.remotePath });
+  const outcome = await request(
+    url,
+    `/wwwroot/api/sync/upload?${query}`,
+    async () => {
+      body = await fileBody(item.file);
+      return {
+        method: 'PUT',
+        body: body.write,
+        headers: {
+          Authorization: basicAuthorization(token),
+          'Content-Type': 'application/octet-stream',
+          'Content-Length': String(body.bytes),
+        },
+      };
+    },
+    settings,
+  );
+  if (outcome.status === 404 || outcome.status === 405 || outcome.status === 501) {
+    formOnly.add(baseUrl(url));
+    return undefined;
+  }
+  return { outcome, body };
+}
+
+/**
+ * One file (or a deletion) to one host: `POST /wwwroot/api/sync/upload` with the original's fields,
+ * or, for a big file, a PUT of the file itself when the host takes it. The file is hashed as it is
+ * sent, and the answer's sha256 must match the digest of what went out (the outcome's `sent`).
  */
 export async function syncUpload(
   url: string,
@@ -36,8 +83,18 @@ export async function syncUpload(
   item: UploadItem,
   settings: RequestSettings,
 ): Promise<Outcome & { sent?: SentFile }> {
-  let body: MultipartBody | undefined;
-  const outcome = await request(
+  let body: Pick<MultipartBody, 'sent'> | undefined;
+  let outcome: Outcome | undefined;
+  const file = change === 'Deleted' ? undefined : item.file;
+  if (
+    file &&
+    !formOnly.has(baseUrl(url)) &&
+    (fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0) > BODY_UPLOAD_BYTES
+  ) {
+    const put = await putUpload(url, token, module, change, { ...item, file }, settings);
+    if (put) ({ outcome, body } = put);
+  }
+  outcome ??= await request(
     url,
     '/wwwroot/api/sync/upload',
     async () => {
@@ -46,9 +103,10 @@ export async function syncUpload(
         { name: 'changeType', value: change },
         { name: 'filePath', value: item.remotePath },
       ];
-      if (change !== 'Deleted' && item.file) parts.push({ name: 'file', file: item.file });
-      body = await multipartBody(parts);
-      return multipartRequest(body, { Authorization: basicAuthorization(token) });
+      if (file) parts.push({ name: 'file', file });
+      const form = await multipartBody(parts);
+      body = form;
+      return multipartRequest(form, { Authorization: basicAuthorization(token) });
     },
     settings,
   );

@@ -36,7 +36,9 @@ describe('temporary files', () => {
     expect(name.startsWith('.pa_ss_wd_')).toBe(true);
     expect(isTemporaryFileName(name)).toBe(true);
     // Each write has its own name, however alike the hints.
-    const again = await stageStream(dir, Readable.from(['y']), { nameHint: `../../etc/pa ss;wd ${'é'.repeat(100)}.html` });
+    const again = await stageStream(dir, Readable.from(['y']), {
+      nameHint: `../../etc/pa ss;wd ${'é'.repeat(100)}.html`,
+    });
     expect(again.tempPath).not.toBe(staged.tempPath);
     await discardStaged(staged, again);
     expect(list()).toEqual([]);

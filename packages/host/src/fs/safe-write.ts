@@ -102,7 +102,10 @@ async function openTemp(
  * As `openTemp`, with a plain descriptor: a small file staged from memory is opened, written and
  * closed with three calls, without a `FileHandle` and its streams (docs/sync.md "Speed").
  */
-export async function openTempFd(dir: string, hint: string): Promise<{ fd: number; tempPath: string; createdDir?: string }> {
+export async function openTempFd(
+  dir: string,
+  hint: string,
+): Promise<{ fd: number; tempPath: string; createdDir?: string }> {
   let createdDir: string | undefined;
   for (let attempt = 0; ; attempt++) {
     const tempPath = tempName(dir, hint);

@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTemporaryFileName } from '@ack/host';
-import { multipartBody, mountTinyFilesystem, testAppSettings, useTestHosts, type FormPart } from '@ack/host/test-support';
+import {
+  multipartBody,
+  mountTinyFilesystem,
+  testAppSettings,
+  useTestHosts,
+  type FormPart,
+} from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 
 const hosts = useTestHosts();

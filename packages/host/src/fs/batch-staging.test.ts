@@ -66,6 +66,22 @@ describe('staging the files of a batch', () => {
     }
   });
 
+  it('fails, never waits for ever, on a part that is gone already or is destroyed without an error', async () => {
+    const gone = new PassThrough();
+    gone.destroy();
+    await expect(stageUnflushed(dir, gone, { maxBytes: 1000 })).rejects.toThrow('ended before its end');
+    const cut = new PassThrough();
+    const staging = stageUnflushed(dir, cut, { maxBytes: 1000 });
+    cut.write(Buffer.alloc(10));
+    cut.destroy();
+    await expect(staging).rejects.toThrow('ended before its end');
+    // Its neighbour that ends properly is staged.
+    const whole = new PassThrough();
+    const ok = stageUnflushed(dir, whole, { maxBytes: 1000 });
+    whole.end(Buffer.alloc(10));
+    await expect(ok).resolves.toMatchObject({ bytes: 10 });
+  });
+
   it('fails with the source, leaving nothing', async () => {
     const source = new PassThrough();
     const staging = stageUnflushed(dir, source, { maxBytes: 1000 });

@@ -79,12 +79,16 @@ export function stageUnflushed(
     if (!source.destroyed) return run();
     // The form failed while this file waited: its part will never end.
     gate.leave();
-    throw new Error('The file part ended before its end.');
+    throw partCut();
   });
 }
 
+const partCut = () => new Error('The file part ended before its end.');
+
 function gathered(dir: string, source: Readable, options: StageOptions & { nameHint?: string }): Promise<StagedFile> {
   const limit = options.maxBytes ?? Infinity;
+  // Gone already (the client left while the target was resolved): no 'end' or 'error' will come.
+  if (source.destroyed) return Promise.reject(partCut());
   return new Promise<StagedFile>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -92,6 +96,7 @@ function gathered(dir: string, source: Readable, options: StageOptions & { nameH
       source.off('data', onData);
       source.off('end', onEnd);
       source.off('error', onError);
+      source.off('close', onClose);
     };
     const onData = (chunk: Buffer) => {
       bytes += chunk.length;
@@ -113,7 +118,12 @@ function gathered(dir: string, source: Readable, options: StageOptions & { nameH
       stop();
       reject(err);
     };
-    source.on('data', onData).once('end', onEnd).once('error', onError);
+    // Ended without its end and without an error (destroyed): it would otherwise be waited for ever.
+    const onClose = () => {
+      stop();
+      reject(partCut());
+    };
+    source.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
   });
 }
 
@@ -130,7 +140,7 @@ async function streamOn(
 ): Promise<StagedFile> {
   const relay = new PassThrough();
   for (const chunk of head) relay.write(chunk);
-  const cut = (err?: Error) => relay.destroy(err ?? new Error('The file part ended before its end.'));
+  const cut = (err?: Error) => relay.destroy(err ?? partCut());
   const onClose = () => !source.readableEnded && cut();
   source.once('error', cut).once('close', onClose).pipe(relay);
   try {

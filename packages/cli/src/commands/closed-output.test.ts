@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '../test-support/cleanups.js';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN } from '../test-support/spawn-ack.js';
@@ -8,10 +9,7 @@ import { workDir } from '../test-support/work.js';
 // `ack ... | head`: the reader leaves before `ack` is done writing (the BUILT binary, as a user runs it).
 const TOKEN = 'closed-output-token';
 const hosts = useTestHosts();
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = useCleanups();
 
 /** Every file's line is `Created <name> (N bytes)`. */
 async function uploadTarget(name = (i: number) => `HDS/page-${i}.html`): Promise<{ url: string; dir: string }> {

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '../test-support/cleanups.js';
 import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck, testCacheHome } from '../test-support/spawn-ack.js';
@@ -16,10 +17,7 @@ const TOKEN = 'delta-cli-token';
 const sha = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const env = { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '' };
 const hosts = useTestHosts();
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = useCleanups();
 
 async function host(files: Record<string, string> = {}): Promise<TestHost & { contracts: string }> {
   const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '../test-support/cleanups.js';
 import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { runAck } from '../test-support/spawn-ack.js';
@@ -17,10 +18,7 @@ const TOKEN = 'put-cli-token';
 const sha = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const env = { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '' };
 const hosts = useTestHosts();
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = useCleanups();
 
 /** A file just over the size that goes as a PUT, its first and last bytes marked. */
 function bigFile(size = 3 * 1024 * 1024 + 17, fill = 'x'): Buffer {

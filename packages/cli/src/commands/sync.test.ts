@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '../test-support/cleanups.js';
 import { freePort, testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
@@ -16,10 +17,7 @@ const sha = (data: Buffer | string) => createHash('sha256').update(data).digest(
 
 const hosts = useTestHosts();
 // Registered after useTestHosts, so (hooks run as a stack) the work folders and children go before the host.
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = useCleanups();
 
 async function host(): Promise<TestHost & { contracts: string }> {
   const home = hosts.home(

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { useCleanups } from '../test-support/cleanups.js';
 import { freePort, testDatabases } from '@ack/host/test-support';
 import { runAck, startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
 
@@ -16,10 +17,7 @@ import { runAck, startAckServe, type ServingAck } from '../test-support/spawn-ac
 const EXAMPLE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../examples/cluster');
 const TOKEN = 'cluster-example-sync-token';
 const table = `Cluster_${crypto.randomBytes(4).toString('hex')}`;
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = useCleanups();
 
 async function startNginx(dir: string, port: number, a: number, b: number): Promise<ChildProcess> {
   const conf = fs

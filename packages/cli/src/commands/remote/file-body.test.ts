@@ -2,17 +2,15 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '../../test-support/cleanups.js';
 import { workDir } from '../../test-support/work.js';
 import { fileBody } from './file-body.js';
 
 // The body of a one-file PUT (docs/wire-formats.md "Sync upload of one file"): exactly the bytes of
 // the length it declared, hashed as they go, or a failure naming the file.
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const cleanups = useCleanups();
 
 /** Writes the body into a stream and returns what came out. */
 async function drain(write: (out: PassThrough) => Promise<void>): Promise<Buffer> {

@@ -8,6 +8,7 @@ import {
   moduleFiles,
   type TestHost,
 } from '../test-support/index.js';
+import { sharedSignInSettings, signInRouter, withTwoAccountHosts } from '../test-support/account-module.js';
 import { signAuthTicket } from './auth-cookie.js';
 import { computeSignExpiry } from './expiry.js';
 import { safeLocalReturnUrl } from './return-url.js';
@@ -18,20 +19,7 @@ import { createRevocationList, REVOKED_KEY_PREFIX } from './revocations.js';
 
 // A module that signs in through the host's service, as a future sign-in module would.
 const accountModule: AckModuleFactory = (ctx) => {
-  const router = ctx.host.createRouter();
-  router.get('/in', async (req, res) => {
-    await ctx.host.signIn.issue(req, res, {
-      UserID: String(req.query.user),
-      Roles: ['User'],
-      UserName: String(req.query.name ?? ''),
-    });
-    res.json({ ok: true });
-  });
-  router.get('/out', async (req, res) => {
-    await ctx.host.signIn.clear(req, res);
-    res.json({ ok: true });
-  });
-  router.get('/me', (req, res) => res.json({ user: req.ackUser ?? null }));
+  const router = signInRouter(ctx, { userName: true });
   router.get('/touch', (req, res) => {
     Object.assign(req.session!, { planted: true });
     res.json({ ok: true });
@@ -274,41 +262,24 @@ describe.each([
 ])('sign-out through a shared session store ($store)', ({ make }) => {
   it('a cookie signed out on one host is refused by another, for as long as the cookie lives (not the idle time-out)', async () => {
     const store = make();
-    const settings = testAppSettings({
-      AppSettings: {
-        LoadModules: ['account'],
-        CookiePrefixName: 'app',
-        UserSignExpire: 120,
-        // The same key on both hosts, as behind a load balancer (docs/scale-out.md).
-        Security: { SigningKey: `sign-out-test-key-${run}` },
-        SessionState: { IdleTimeoutMinutes: 1, ...store.state },
-      },
-    });
-    const started: TestHost[] = [];
+    const settings = sharedSignInSettings(`sign-out-test-key-${run}`, { IdleTimeoutMinutes: 1, ...store.state });
     try {
-      for (let i = 0; i < 2; i++)
-        started.push(
-          await startTestHost(createTestHome(settings, moduleFiles(['account'])), { account: accountModule }),
+      await withTwoAccountHosts(settings, accountModule, async (a, b) => {
+        const cookies = cookiesOf(await fetch(`${a.url}/account/api/in?user=roamer`));
+        expect(await me(b.url, cookies)).toMatchObject({ UserID: 'roamer' });
+        await fetch(`${a.url}/account/api/out`, { headers: { cookie: cookies } });
+        expect(await me(a.url, cookies), store.name).toBeNull();
+        expect(await me(b.url, cookies), store.name).toBeNull();
+        // The store keeps the sign-out until the cookie's own expiry (two hours), not for the
+        // one-minute idle time-out of sessions.
+        const tid = decodeURIComponent(/app\.TokenID=([^;]+)/.exec(cookies)![1]!)
+          .split('|')
+          .pop()!;
+        expect(await store.expiresAt(`${REVOKED_KEY_PREFIX}${tid}`), store.name).toBeGreaterThan(
+          Date.now() + 100 * 60_000,
         );
-      const [a, b] = started as [TestHost, TestHost];
-      const cookies = cookiesOf(await fetch(`${a.url}/account/api/in?user=roamer`));
-      expect(await me(b.url, cookies)).toMatchObject({ UserID: 'roamer' });
-      await fetch(`${a.url}/account/api/out`, { headers: { cookie: cookies } });
-      expect(await me(a.url, cookies), store.name).toBeNull();
-      expect(await me(b.url, cookies), store.name).toBeNull();
-      // The store keeps the sign-out until the cookie's own expiry (two hours), not for the
-      // one-minute idle time-out of sessions.
-      const tid = decodeURIComponent(/app\.TokenID=([^;]+)/.exec(cookies)![1]!)
-        .split('|')
-        .pop()!;
-      expect(await store.expiresAt(`${REVOKED_KEY_PREFIX}${tid}`), store.name).toBeGreaterThan(
-        Date.now() + 100 * 60_000,
-      );
+      });
     } finally {
-      for (const t of started) {
-        await t.close();
-        t.home.remove();
-      }
       await store.cleanUp();
     }
   });

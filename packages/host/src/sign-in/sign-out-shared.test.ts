@@ -6,8 +6,9 @@ import knexFactory from 'knex';
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import type { AckModuleFactory } from '../modules/contract.js';
-import { createTestHome, moduleFiles, startTestHost, testAppSettings, testDatabases } from '../test-support/index.js';
+import { testDatabases } from '../test-support/index.js';
 import type { TestHost } from '../test-support/index.js';
+import { sharedSignInSettings, signInRouter, withTwoAccountHosts } from '../test-support/account-module.js';
 import { REVOKED_KEY_PREFIX } from './revocations.js';
 
 // Released by the test: a request that holds its session while a sign-out happens elsewhere.
@@ -15,16 +16,7 @@ let release: () => void = () => {};
 let held: () => void = () => {};
 
 const accountModule: AckModuleFactory = (ctx) => {
-  const router = ctx.host.createRouter();
-  router.get('/in', async (req, res) => {
-    await ctx.host.signIn.issue(req, res, { UserID: String(req.query.user), Roles: ['User'] });
-    res.json({ ok: true });
-  });
-  router.get('/out', async (req, res) => {
-    await ctx.host.signIn.clear(req, res);
-    res.json({ ok: true });
-  });
-  router.get('/me', (req, res) => res.json({ user: req.ackUser ?? null }));
+  const router = signInRouter(ctx);
   // A session of its own, signed in or not (a screen that keeps something in the session).
   router.get('/keep', (req, res) => {
     Object.assign(req.session!, { kept: String(req.query.value ?? 'x') });
@@ -118,26 +110,10 @@ async function withTwoHosts(
   body: (a: TestHost, b: TestHost, store: StoreUnderTest) => Promise<void>,
 ) {
   const store = make();
-  const settings = testAppSettings({
-    AppSettings: {
-      LoadModules: ['account'],
-      CookiePrefixName: 'app',
-      UserSignExpire: 120,
-      // The same key on both hosts, as behind a load balancer (docs/scale-out.md).
-      Security: { SigningKey: `fast-path-test-key-${run}` },
-      SessionState: store.state,
-    },
-  });
-  const started: TestHost[] = [];
+  const settings = sharedSignInSettings(`fast-path-test-key-${run}`, store.state);
   try {
-    for (let i = 0; i < 2; i++)
-      started.push(await startTestHost(createTestHome(settings, moduleFiles(['account'])), { account: accountModule }));
-    await body(started[0]!, started[1]!, store);
+    await withTwoAccountHosts(settings, accountModule, (a, b) => body(a, b, store));
   } finally {
-    for (const t of started) {
-      await t.close();
-      t.home.remove();
-    }
     await store.cleanUp();
   }
 }

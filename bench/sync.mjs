@@ -184,6 +184,10 @@ const measure = (label, setup, cases) => {
   for (let r = 0; r < ROUNDS; r++)
     for (const [k, fn] of Object.entries(cases)) {
       setup(k);
+      // Every case starts with nothing of another's left to write: on ext4 (data=ordered) a flush
+      // also writes out other files' new data, so a case that flushes (ack, dd conv=fsync) would
+      // otherwise pay for what the case before it (rsync, which never flushes) left in memory.
+      spawnSync('sync');
       pause(100);
       const before = cpuSeconds();
       t[k].push(time(fn));
@@ -212,9 +216,19 @@ const ack = (...args) =>
   });
 const ackTree = (...extra) => ack(src, '--path', 'B', ...extra);
 const rsync = (...args) => run('rsync', [...args, `${src}/`, rsyncd.target]);
+/**
+ * Empties both destinations for a first push. The old trees are moved aside, not deleted, until the
+ * run ends: on an ext4 file system without a journal, the kernel skips inodes freed within the last
+ * 30 seconds or so when it creates a file, checking each one, so creating thousands of files just
+ * after deleting thousands costs several times the creation itself (docs/benchmarks.md "Sync"),
+ * and whichever side created first would pay for the other's deletion.
+ */
+let cleared = 0;
 const clear = () => {
-  fs.rmSync(path.join(contracts, 'B'), { recursive: true, force: true });
-  fs.rmSync(rsyncDest, { recursive: true, force: true });
+  const trash = path.join(work, 'trash');
+  fs.mkdirSync(trash, { recursive: true });
+  for (const tree of [path.join(contracts, 'B'), rsyncDest])
+    if (fs.existsSync(tree)) fs.renameSync(tree, path.join(trash, String(cleared++)));
   fs.mkdirSync(rsyncDest);
 };
 

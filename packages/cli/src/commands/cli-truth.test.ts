@@ -213,6 +213,15 @@ describe('ack sync upload --dry-run', () => {
       { env },
     );
     expect(nested.stderr).toBe('');
+    // A folder: its top-level files are at the top without a prefix, and under it with one.
+    const folder = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--url', h.url], { env });
+    expect(folder.code).toBe(0);
+    expect(folder.stderr).toContain('hint: page.html would sit at the top of the wwwroot contract folder');
+    const prefixed = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url], {
+      env,
+    });
+    expect(prefixed.code).toBe(0);
+    expect(prefixed.stderr).toBe('');
   });
 });
 

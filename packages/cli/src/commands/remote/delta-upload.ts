@@ -59,10 +59,14 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
     );
   const folder = await scanning;
   const files = folder.files;
-  const hint = applicationFolderHint(
-    options.module,
-    files.map((f) => f.remotePath),
-  );
+  // Under a prefix no file sits at the top of the contract folder: the hint looks at nothing.
+  const hint =
+    folder.base === ''
+      ? applicationFolderHint(
+          options.module,
+          files.map((f) => f.remotePath),
+        )
+      : undefined;
   if (token === '' && !options.dryRun)
     throw new CliError('no sync token: set ACK_SYNC_TOKEN (or --token)', EXIT_CODES.usage);
   if (hint) say(hint);

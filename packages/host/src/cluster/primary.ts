@@ -238,7 +238,10 @@ export class Primary {
     // would then outstay the whole grace time): SIGTERM ends it at once.
     if (worker.isConnected() && this.listened.has(worker)) worker.send({ type: STOP_MESSAGE });
     else worker.process.kill('SIGTERM');
-    const timer = setTimeout(() => worker.process.kill('SIGKILL'), this.options.graceMs + 5_000);
+    const timer = setTimeout(() => {
+      this.options.log(`primary ${process.pid}: worker ${worker.process.pid} outstayed its grace time: killed`);
+      worker.process.kill('SIGKILL');
+    }, this.options.graceMs + 5_000);
     return exited.finally(() => clearTimeout(timer));
   }
 }

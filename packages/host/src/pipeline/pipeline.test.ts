@@ -287,7 +287,7 @@ describe('connection limits', () => {
   it('drops a client that sends its headers too slowly (RequestHeadersTimeout)', async () => {
     const { url } = await start({}, { Kestrel: { Limits: { RequestHeadersTimeout: '00:00:01' } } });
     const { port } = new URL(url);
-    const started = Date.now();
+    // The client gives up after 10 s and the default is 30 s: a 408 can only come from the 1 s setting.
     const reply = await new Promise<string>((resolve) => {
       const socket = net.connect(Number(port), '127.0.0.1', () =>
         socket.write('GET /probe-public HTTP/1.1\r\nHost: x\r\n'),
@@ -298,7 +298,6 @@ describe('connection limits', () => {
       socket.setTimeout(10_000, () => socket.destroy());
     });
     expect(reply).toMatch(/^HTTP\/1\.1 408/);
-    expect(Date.now() - started).toBeLessThan(9_000);
   });
 
   it('keeps idle connections open for KeepAliveTimeout and says so', async () => {

@@ -53,10 +53,9 @@ async function blackHoleScenario(t: TestHost, hole: TcpRelay, kind: string): Pro
   const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
 
   hole.swallow();
-  const started = Date.now();
+  // Without the deadline these hang (20 s to 75 s, until the driver gives up): `count` gives up
+  // after 15 s, so a 503 answer is the deadline's.
   const down = await Promise.all([1, 2, 3, 4].map(() => count(t, cookie)));
-  // Deadline 1 s; the margin is for a loaded machine, not for a hang (that took 20 s to 75 s).
-  expect(Date.now() - started).toBeLessThan(4_000);
   for (const res of down) {
     expect(res.status).toBe(503);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);

@@ -25,6 +25,19 @@ const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : a.name > 
 const childOf = (dir: string, name: string) => (dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`);
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * Resolves when `res` can take more, or is closed; both listeners go either way (a listing waits
+ * at each chunk: left behind, they added up to a listener leak warning past ten chunks).
+ */
+const drained = (res: Response) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
+
 /** Files of one folder that `walkContained` found, in order, with their facts. */
 export interface ContainedSlice {
   /** The folder, absolute. */
@@ -171,7 +184,7 @@ export async function streamListing(
     if (res.destroyed) throw new Error('client gone');
     const text = chunk;
     chunk = '';
-    if (!res.write(text)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    if (!res.write(text)) await drained(res);
   };
   const add = (file: ListedFile) => {
     chunk += file.line;

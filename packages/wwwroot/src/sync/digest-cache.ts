@@ -1,20 +1,66 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { WwwrootRuntime } from '../runtime.js';
 
-interface Digest {
+/** What a listing writes of one file: its NDJSON line and its size (docs/wire-formats.md "Sync listing"). */
+export interface ListedFile {
+  readonly line: string;
+  readonly bytes: number;
+}
+
+interface Digest extends ListedFile {
+  /** The facts of the file as hashed, to the nanosecond. */
   size: bigint;
   mtimeNs: bigint;
   ctimeNs: bigint;
   ino: bigint;
-  /** What a listing says of the file (made once: a listing asks for thousands). */
-  listed: { size: number; sha256: string };
+  sha256: string;
+  /** `line` names the file under this folder path (relative to a listing's root, see `FolderDigests`). */
+  base: string;
+  line: string;
 }
 
 /** Entries kept; past it the oldest go first (a listing recomputes what is missing). */
 const MAX_ENTRIES = 200_000;
 /** Files up to this size are read in one call; bigger ones are streamed. */
 const READ_WHOLE_BYTES = 1024 * 1024;
+
+/** `JSON.stringify` of `{ path, size, sha256 }`, written out (the digest is hex, the size an integer). */
+const lineOf = (relative: string, bytes: number, sha256: string) =>
+  `{"path":${JSON.stringify(relative)},"size":${bytes},"sha256":"${sha256}"}\n`;
+
+/** True when `stat` is what `digest` was hashed under: size, mtime, ctime (nanoseconds), inode. */
+const sameFacts = (digest: Digest, stat: fs.BigIntStats) =>
+  digest.mtimeNs === stat.mtimeNs &&
+  digest.ctimeNs === stat.ctimeNs &&
+  digest.size === stat.size &&
+  digest.ino === stat.ino;
+
+/**
+ * The cache's digests of one folder's files, by name, as a listing looks them up (one lookup of
+ * the folder, then one of each name: a map keyed by whole paths costs a hash of each path;
+ * docs/sync.md "Speed").
+ */
+export class FolderDigests {
+  constructor(
+    private readonly files: ReadonlyMap<string, Digest> | undefined,
+    /** The folder relative to the listing's root, `/` separated and ending in `/` (or `''`). */
+    private readonly base: string,
+  ) {}
+
+  /** The file's line and size when `stat` matches what was hashed; no I/O. */
+  known(name: string, stat: fs.BigIntStats): ListedFile | undefined {
+    const digest = this.files?.get(name);
+    if (!digest || !sameFacts(digest, stat)) return undefined;
+    // The line is kept whole: a known file costs its stat and this comparison.
+    if (digest.base !== this.base) {
+      digest.line = lineOf(`${this.base}${name}`, digest.bytes, digest.sha256);
+      digest.base = this.base;
+    }
+    return digest;
+  }
+}
 
 /**
  * SHA-256 of the files sync lists, computed once per file and kept while the file's size, mtime
@@ -25,35 +71,37 @@ const READ_WHOLE_BYTES = 1024 * 1024;
  * file system's clock did not move.
  */
 export class DigestCache {
+  /** By absolute path, oldest first. */
   private readonly entries = new Map<string, Digest>();
+  /** The same entries by folder, then name (what a listing looks up). */
+  private readonly folders = new Map<string, Map<string, Digest>>();
 
   forget(absolute: string): void {
-    this.entries.delete(absolute);
+    if (!this.entries.delete(absolute)) return;
+    const dir = path.dirname(absolute);
+    const files = this.folders.get(dir);
+    files?.delete(path.basename(absolute));
+    if (files?.size === 0) this.folders.delete(dir);
   }
 
   get size(): number {
     return this.entries.size;
   }
 
-  /** The file's size and digest when `stat` matches what was hashed; no I/O. */
-  known(absolute: string, stat: fs.BigIntStats): Readonly<{ size: number; sha256: string }> | undefined {
-    const known = this.entries.get(absolute);
-    return known &&
-      known.size === stat.size &&
-      known.mtimeNs === stat.mtimeNs &&
-      known.ctimeNs === stat.ctimeNs &&
-      known.ino === stat.ino
-      ? known.listed
-      : undefined;
+  /** The digests of folder `dir` (absolute), whose path relative to the listing's root is `base`. */
+  folder(dir: string, base: string): FolderDigests {
+    return new FolderDigests(this.folders.get(dir), base);
   }
 
   /**
-   * The file's size and digest: from the cache when `stat` matches what was hashed, else read and
-   * hashed now (kept under the facts of the file as opened, so a file replaced meanwhile is
-   * hashed again next time).
+   * The file's line and size: from the cache when `stat` matches what was hashed, else read and
+   * hashed now (kept under the facts of the file as opened, so a file replaced meanwhile is hashed
+   * again next time). `base` is its folder's path in the listing, as for `folder`.
    */
-  async digest(absolute: string, stat: fs.BigIntStats): Promise<Readonly<{ size: number; sha256: string }>> {
-    const known = this.known(absolute, stat);
+  async digest(absolute: string, stat: fs.BigIntStats, base: string): Promise<ListedFile> {
+    const dir = path.dirname(absolute);
+    const name = path.basename(absolute);
+    const known = this.folder(dir, base).known(name, stat);
     if (known) return known;
     const handle = await fs.promises.open(absolute, 'r');
     let facts: fs.BigIntStats;
@@ -75,17 +123,27 @@ export class DigestCache {
       await handle.close();
     }
     const sha256 = hash.digest('hex');
-    this.entries.delete(absolute);
-    if (BigInt(read) === facts.size)
-      this.entries.set(absolute, {
-        size: facts.size,
-        mtimeNs: facts.mtimeNs,
-        ctimeNs: facts.ctimeNs,
-        ino: facts.ino,
-        listed: { size: read, sha256 },
-      });
-    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    return { size: read, sha256 };
+    const digest: Digest = {
+      size: facts.size,
+      mtimeNs: facts.mtimeNs,
+      ctimeNs: facts.ctimeNs,
+      ino: facts.ino,
+      sha256,
+      bytes: read,
+      base,
+      line: lineOf(`${base}${name}`, read, sha256),
+    };
+    this.forget(absolute);
+    if (BigInt(read) === facts.size) this.keep(absolute, dir, name, digest);
+    return digest;
+  }
+
+  private keep(absolute: string, dir: string, name: string, digest: Digest): void {
+    this.entries.set(absolute, digest);
+    let files = this.folders.get(dir);
+    if (!files) this.folders.set(dir, (files = new Map()));
+    files.set(name, digest);
+    if (this.entries.size > MAX_ENTRIES) this.forget(this.entries.keys().next().value!);
   }
 }
 

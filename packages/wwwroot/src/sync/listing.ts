@@ -4,55 +4,77 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isTemporaryFileName, resolveContainedPath } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { batchOffer } from './batch.js';
-import type { DigestCache } from './digest-cache.js';
+import type { DigestCache, ListedFile } from './digest-cache.js';
 import { contractFolderOf } from './module-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from './targets.js';
 
 /** Files hashed at once while listing: enough to keep the disk busy, few enough to stay fair. */
 const HASH_CONCURRENCY = 8;
-/** Files whose facts are read at once before the event loop gets a turn. */
+/** Files whose facts are read (or folders entered) before the event loop gets a turn. */
 const FACTS_SLICE = 256;
 /** Lines are sent in chunks of about this size rather than one write each. */
 const CHUNK_BYTES = 64 * 1024;
-
-/**
- * What a sync listing says of one file (docs/wire-formats.md "Sync listing"): its path relative to
- * the module's contract folder, its size and its SHA-256.
- */
-export interface ListedFile {
-  path: string;
-  size: number;
-  sha256: string;
-}
 
 /** A file's facts to the nanosecond; a file gone since its folder was read is no error. */
 const FACTS = { bigint: true, throwIfNoEntry: false } as const;
 
 /** True when `real` is `root` or inside it (both real paths). */
 const inside = (root: string, real: string) => real === root || real.startsWith(root + path.sep);
+const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+/** The path of `name` in the folder `dir` (a name read from a folder holds no separator). */
+const childOf = (dir: string, name: string) => (dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`);
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** A file `walkContained` found: where it is, its path relative to the root, and its facts. */
-export interface ContainedFile {
-  absolute: string;
-  /** Relative to the root, `/` separated. */
-  relative: string;
-  stat: fs.BigIntStats;
+/**
+ * Resolves when `res` can take more, or is closed; both listeners go either way (a listing waits
+ * at each chunk: left behind, they added up to a listener leak warning past ten chunks).
+ */
+const drained = (res: Response) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
+
+/** Files of one folder that `walkContained` found, in order, with their facts. */
+export interface ContainedSlice {
+  /** The folder, absolute. */
+  dir: string;
+  /** The folder relative to the root, `/` separated, ending in `/` (`''` for the root itself). */
+  base: string;
+  names: string[];
+  stats: fs.BigIntStats[];
 }
 
 /**
+ * A folder's entries, sorted by name, temporary upload files left out; none when it cannot be
+ * read. Read in the thread pool, which hands them over sorted by name already: the sort here then
+ * only checks (100,000 entries: 3 ms, against 60 ms in the folder's own order). The walk asks for
+ * the next folder before it needs it, so that the round trip costs it no wait (docs/sync.md
+ * "Speed").
+ */
+const readFolder = (dir: string): Promise<fs.Dirent[]> =>
+  fs.promises.readdir(dir, { withFileTypes: true }).then(
+    (entries) => entries.filter((entry) => !isTemporaryFileName(entry.name)).sort(byName),
+    () => [],
+  );
+
+/**
  * Walks `start` (a file or a folder under the contract folder `root`) and yields every file it
- * holds, sorted by path, relative to `root`, a few hundred at a time. Never names anything outside
- * `root`: a symlink is listed only when its real path is a file inside `root`'s real path, and
- * symlinked folders are not entered (no loops, no escape). Temporary upload files (`.*.ack-tmp`)
+ * holds, sorted by path, relative to `root`, a folder's slice at a time. Never names anything
+ * outside `root`: a symlink is listed only when its real path is a file inside `root`'s real path,
+ * and symlinked folders are not entered (no loops, no escape). Temporary upload files (`.*.ack-tmp`)
  * are skipped.
  */
-export async function* walkContained(root: string, start: string): AsyncGenerator<ContainedFile[]> {
+export async function* walkContained(root: string, start: string): AsyncGenerator<ContainedSlice> {
   const realRoot = await fs.promises.realpath(root).catch(() => undefined);
   if (!realRoot) return;
   /**
    * The file's facts when it may be listed: a regular file, or a symlink to one inside the root.
-   * Plain synchronous calls, a folder's worth at a time: on a local disk a stat is microseconds,
-   * far less than a promise round trip through the thread pool (docs/sync.md "Speed").
+   * Plain synchronous calls, a slice at a time: on a local disk a stat is microseconds, far less
+   * than a promise round trip through the thread pool (docs/sync.md "Speed").
    */
   const fileFacts = (absolute: string, isLink: boolean): fs.BigIntStats | undefined => {
     try {
@@ -74,37 +96,69 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
   const absoluteStart = path.resolve(start);
   const relativeStart = path.relative(path.resolve(root), absoluteStart).split(path.sep).join('/');
   if (!top.isDirectory() && !(top.isSymbolicLink() && (await fs.promises.stat(start)).isDirectory())) {
-    if (isTemporaryFileName(path.basename(start))) return;
-    const stat = fileFacts(start, top.isSymbolicLink());
-    if (stat) yield [{ absolute: absoluteStart, relative: relativeStart, stat }];
+    const name = path.basename(absoluteStart);
+    if (isTemporaryFileName(name)) return;
+    const stat = fileFacts(absoluteStart, top.isSymbolicLink());
+    const base = relativeStart.slice(0, relativeStart.length - name.length);
+    if (stat) yield { dir: path.dirname(absoluteStart), base, names: [name], stats: [stat] };
     return;
   }
 
-  const walk = async function* (dir: string, relative: string): AsyncGenerator<ContainedFile[]> {
-    const entries = (await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []))
-      .filter((entry) => !isTemporaryFileName(entry.name))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const dirBase = dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`;
-    const relativeBase = relative === '' ? '' : `${relative}/`;
-    // The folder's files are looked at in slices, the event loop getting a turn between them.
-    for (let from = 0; from < entries.length; from += FACTS_SLICE) {
-      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
-      let files: ContainedFile[] = [];
-      for (const entry of entries.slice(from, from + FACTS_SLICE)) {
-        const absolute = `${dirBase}${entry.name}`;
-        if (entry.isDirectory()) {
-          if (files.length > 0) yield files;
-          files = [];
-          yield* walk(absolute, `${relativeBase}${entry.name}`);
-        } else if (entry.isFile() || entry.isSymbolicLink()) {
-          const stat = fileFacts(absolute, entry.isSymbolicLink());
-          if (stat) files.push({ absolute, relative: `${relativeBase}${entry.name}`, stat });
-        }
-      }
-      if (files.length > 0) yield files;
-    }
+  // Depth first, without recursion: the folders entered and not yet done, each with its sorted
+  // entries and how far it has come; a folder is entered where its name sorts. The next folder
+  // is read while the files before it are looked at.
+  interface Folder {
+    dir: string;
+    base: string;
+    entries?: fs.Dirent[];
+    at: number;
+  }
+  const ahead = new Map<string, Promise<fs.Dirent[]>>();
+  /** Starts reading the next folder of `folder` (from where it has come) if not started yet. */
+  const readAhead = ({ dir, entries = [], at }: Folder) => {
+    while (at < entries.length && !entries[at]!.isDirectory()) at++;
+    const next = at < entries.length ? childOf(dir, entries[at]!.name) : undefined;
+    if (next !== undefined && !ahead.has(next)) ahead.set(next, readFolder(next));
   };
-  yield* walk(absoluteStart, relativeStart);
+  const stack: Folder[] = [{ dir: absoluteStart, base: relativeStart === '' ? '' : `${relativeStart}/`, at: 0 }];
+  let spent = 0;
+  while (stack.length > 0) {
+    const folder = stack[stack.length - 1]!;
+    if (!folder.entries) {
+      folder.entries = await (ahead.get(folder.dir) ?? readFolder(folder.dir));
+      ahead.delete(folder.dir);
+      spent++;
+      readAhead(folder);
+      if (stack.length > 1) readAhead(stack[stack.length - 2]!);
+    }
+    const { dir, base, entries } = folder;
+    const dirBase = childOf(dir, '');
+    const names: string[] = [];
+    const stats: fs.BigIntStats[] = [];
+    let inner: Folder | undefined;
+    while (folder.at < entries.length && names.length < FACTS_SLICE) {
+      const entry = entries[folder.at++]!;
+      if (entry.isDirectory()) {
+        inner = { dir: childOf(dir, entry.name), base: `${base}${entry.name}/`, at: 0 };
+        break;
+      }
+      if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+      const stat = fileFacts(`${dirBase}${entry.name}`, entry.isSymbolicLink());
+      spent++;
+      if (stat) {
+        names.push(entry.name);
+        stats.push(stat);
+      }
+    }
+    if (names.length > 0) yield { dir, base, names, stats };
+    if (inner) stack.push(inner);
+    else if (folder.at >= entries.length) stack.pop();
+    // The event loop gets a turn every slice's worth of work, however the folders are cut.
+    if (spent >= FACTS_SLICE) {
+      spent = 0;
+      await turn();
+    }
+  }
 }
 
 /**
@@ -130,43 +184,40 @@ export async function streamListing(
     if (res.destroyed) throw new Error('client gone');
     const text = chunk;
     chunk = '';
-    if (!res.write(text)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    if (!res.write(text)) await drained(res);
   };
-  const window: Array<Promise<string | undefined>> = [];
+  const add = (file: ListedFile) => {
+    chunk += file.line;
+    files++;
+    bytes += file.bytes;
+  };
+  const window: Array<Promise<ListedFile | undefined>> = [];
   const flush = async (keep: number) => {
     while (window.length > keep) {
-      const line = await window.shift()!;
-      if (line === undefined) continue;
-      chunk += line;
+      const file = await window.shift()!;
+      if (file === undefined) continue;
+      add(file);
       if (chunk.length >= CHUNK_BYTES) await send();
     }
   };
-  /** `JSON.stringify` of a `ListedFile`, written out (the digest is hex, the size an integer). */
-  const lineOf = (relative: string, { size, sha256 }: ListedFile | Omit<ListedFile, 'path'>) => {
-    files++;
-    bytes += size;
-    return `{"path":${JSON.stringify(relative)},"size":${size},"sha256":"${sha256}"}\n`;
-  };
-  for await (const slice of walkContained(root, start))
-    for (const file of slice) {
+  for await (const { dir, base, names, stats } of walkContained(root, start)) {
+    const known = cache.folder(dir, base);
+    const dirBase = childOf(dir, '');
+    for (let i = 0; i < names.length; i++) {
       // Most files of a listing are known already: their line is written at once, in order.
-      const known = cache.known(file.absolute, file.stat);
-      if (known && window.length === 0) {
-        chunk += lineOf(file.relative, known);
+      const file = known.known(names[i]!, stats[i]!);
+      if (file && window.length === 0) {
+        add(file);
         if (chunk.length >= CHUNK_BYTES) await send();
         continue;
       }
       // A file removed between the walk and the read is simply not listed.
       window.push(
-        known
-          ? Promise.resolve(lineOf(file.relative, known))
-          : cache.digest(file.absolute, file.stat).then(
-              (digest) => lineOf(file.relative, digest),
-              () => undefined,
-            ),
+        file ? Promise.resolve(file) : cache.digest(`${dirBase}${names[i]!}`, stats[i]!, base).catch(() => undefined),
       );
       await flush(HASH_CONCURRENCY);
     }
+  }
   await flush(0);
   chunk += `${JSON.stringify({ done: true, files, bytes, ...trailer })}\n`;
   await send();

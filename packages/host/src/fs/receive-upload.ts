@@ -287,6 +287,11 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     });
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // A client may have left before the form was read at all, while the host was still in front of
+    // this route (loading its session from a shared store, say): multer's listeners came too late
+    // to hear it, and the parser would wait for ever for a body that is gone (docs/sync.md
+    // "Interrupted writes"). Over HTTP/2 a reset stream then reads as ended; only `aborted` tells it.
+    if (req.destroyed || req.socket?.destroyed || req.aborted || req.readableAborted) fail(new ClientGoneError());
   });
 }
 

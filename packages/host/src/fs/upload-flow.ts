@@ -145,6 +145,11 @@ export class UploadFlow {
     setMaxListeners(0, this.stop.signal);
   }
 
+  /** Uploads that have not ended yet (read, staged or being committed); 0 once every request has ended. */
+  get uploadsInFlight(): number {
+    return this.inFlight.size;
+  }
+
   /**
    * At start: removes temporary files a process that died mid-upload left under `roots` and in the
    * staging folder (only stale ones: another host may share the folders). Returns how many went.

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http2 from 'node:http2';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -9,14 +10,16 @@ import {
   rawPost,
   testAppSettings,
   useTestHosts,
+  waitFor,
   type FormPart,
 } from '@ack/host/test-support';
-import { wwwrootModule } from '../index.js';
-import { basicAuth } from '../test-support/test-fixture.js';
+import { basicAuth, countingWwwroot } from '../test-support/test-fixture.js';
 
 // Property-based tests of the two parsers the delta adds (docs/sync.md "The delta"): the listing's
 // query and the batch form. Whatever arrives: a 2xx or a 4xx problem, never a 5xx or a hang; the
-// listing never names a file outside the module folder; no temporary file is left behind.
+// listing never names a file outside the module folder; no temporary file is left behind. A batch
+// cut at any byte by an HTTP/2 stream reset stores nothing unless its closing boundary came, and
+// then only whole files (docs/sync.md "Interrupted writes").
 // Replay with ACK_FUZZ_SEED / ACK_FUZZ_RUNS (docs/reliability.md "Fuzzing").
 
 const TOKEN = 'fuzz-token';
@@ -38,7 +41,8 @@ async function start() {
   const contracts = path.join(home.home, 'contracts', 'wwwroot');
   fs.symlinkSync(path.join(home.home, 'secret'), path.join(contracts, 'HDS', 'out'));
   fs.symlinkSync(path.join(home.home, 'secret', 'key.txt'), path.join(contracts, 'key-link'));
-  return { ...(await hosts.start(home, { wwwroot: wwwrootModule })), contracts };
+  const { wwwroot, inFlight } = countingWwwroot();
+  return { ...(await hosts.start(home, { wwwroot }, {}, { tlsPort: 0 })), contracts, inFlight };
 }
 
 const segment = fc.constantFrom(
@@ -129,5 +133,84 @@ describe('sync delta fuzz', () => {
       }),
       fuzzOptions(150),
     );
+  });
+
+  it('a batch cut at any byte by an HTTP/2 stream reset stores nothing but whole files of a whole form', async () => {
+    const h = await start();
+    const dir = path.join(h.contracts, 'HDS');
+    const names = ['a.html', 'b.html', 'sub/c.html', 'sub/d.bin'];
+    const batchArb = fc.record({
+      files: fc.uniqueArray(
+        fc.record({ name: fc.constantFrom(...names), content: fc.uint8Array({ maxLength: 3000 }) }),
+        { minLength: 1, maxLength: 4, selector: (f) => f.name },
+      ),
+      // Anywhere, or within the last bytes (the last file's end, its delimiter, the closing boundary).
+      cut: fc.oneof(
+        fc.record({ fraction: fc.double({ min: 0, max: 1, noNaN: true }) }),
+        fc.record({ fromEnd: fc.nat(80) }),
+      ),
+      // The reset at once, or once the host has read what was sent.
+      resetAfterMs: fc.constantFrom(0, 0, 30),
+    });
+    // One connection, renewed now and then: nghttp2 ends one on which a client resets too many streams.
+    let session: http2.ClientHttp2Session | undefined;
+    let used = 0;
+    const connect = () => {
+      if (session && used++ % 200 !== 0) return session;
+      session?.close();
+      session = http2.connect(h.host.tlsUrl!, { rejectUnauthorized: false });
+      session.on('error', () => undefined);
+      return session;
+    };
+    try {
+      await fc.assert(
+        fc.asyncProperty(batchArb, async ({ files, cut: where, resetAfterMs }) => {
+          fs.rmSync(dir, { recursive: true, force: true });
+          fs.mkdirSync(dir, { recursive: true });
+          fs.writeFileSync(path.join(dir, 'a.html'), 'a');
+          const parts: FormPart[] = [{ name: 'moduleName', content: 'wwwroot' }];
+          for (const f of files)
+            parts.push(
+              { name: 'filePath', content: `HDS/${f.name}` },
+              { name: 'file', filename: 'f', content: Buffer.from(f.content) },
+            );
+          const { body, contentType } = multipartBody(parts);
+          const cut =
+            'fraction' in where ? Math.floor(where.fraction * body.length) : Math.max(0, body.length - where.fromEnd);
+          await new Promise<void>((resolve) => {
+            const stream = connect().request({
+              ':method': 'POST',
+              ':path': '/wwwroot/api/sync/batch',
+              authorization: AUTH.Authorization,
+              'content-type': contentType,
+            });
+            stream.on('error', () => undefined);
+            stream.on('close', resolve);
+            stream.resume();
+            stream.write(body.subarray(0, cut), () =>
+              setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), resetAfterMs),
+            );
+          });
+          await waitFor(() => h.inFlight() === 0, { message: 'the batch ended' });
+          const left = fs
+            .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+            .filter((f) => isTemporaryFileName(path.basename(f)));
+          expect(left).toEqual([]);
+          // Before the closing boundary `--boundary--` came, the form is cut: nothing of it is stored.
+          const whole = cut >= body.length - 2;
+          for (const name of names) {
+            const file = path.join(dir, name);
+            const now = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
+            const sent = files.find((f) => f.name === name)?.content;
+            const old = name === 'a.html' ? Buffer.from('a') : undefined;
+            if (whole && sent && now && Buffer.from(sent).equals(now)) continue;
+            expect(now, `${name} after a cut at ${cut} of ${body.length}`).toEqual(old);
+          }
+        }),
+        fuzzOptions(25),
+      );
+    } finally {
+      session?.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { AckModuleFactory, Logger } from '@ack/host';
+import type { AckModuleFactory, Logger, UploadFlow } from '@ack/host';
 import { createTestHome, startTestHost, testAppSettings, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 
@@ -125,6 +125,27 @@ export function rawRequest(
 }
 
 /** `Authorization` header value as sync clients send it: `Basic base64("<token>:")`. */
+/**
+ * The wwwroot module, its upload flows kept: `inFlight()` counts their uploads that have not ended,
+ * so that a test sees a request that would wait for ever (docs/sync.md "Interrupted writes").
+ */
+export function countingWwwroot(): { wwwroot: AckModuleFactory; inFlight(): number } {
+  const flows: UploadFlow[] = [];
+  const wwwroot: AckModuleFactory = (ctx) =>
+    wwwrootModule({
+      ...ctx,
+      host: {
+        ...ctx.host,
+        createUploadFlow: (options) => {
+          const flow = ctx.host.createUploadFlow(options);
+          flows.push(flow);
+          return flow;
+        },
+      },
+    });
+  return { wwwroot, inFlight: () => flows.reduce((n, flow) => n + flow.uploadsInFlight, 0) };
+}
+
 export const basicAuth = (token: string) => `Basic ${Buffer.from(`${token}:`).toString('base64')}`;
 
 /** `POST /wwwroot/api/sync/upload` with the three fields and a file, as forbes sends it. */

@@ -70,21 +70,65 @@ export function createKeyring(configuredKey: string, keyFile: string, previous: 
   };
 }
 
+/** A key file holds at least this many base64url characters (32 random bytes make 43). */
+const KEY_TEXT_MIN = 32;
+/** How long a key file another process is still writing (an older host's) is waited for. */
+const PARTIAL_KEY_WAIT_MS = 2_000;
+
+/**
+ * The key file's key, the file created on first start. Several processes start at once (the
+ * workers of `ack serve --workers`, hosts sharing a folder): exactly one creates the file and every
+ * one uses its key. The file appears whole: it is written under a temporary name, then hard-linked
+ * to its name, which fails when one is there already. (Created in place with `wx`, it was there
+ * empty for a moment, and a process reading it then took an empty key: cookies signed by one
+ * worker failed on another.) A file that is too short is read again for a moment, then refused.
+ */
 function readOrCreateKeyFile(keyFile: string): Buffer {
-  try {
-    const text = fs.readFileSync(keyFile, 'utf8').trim();
-    if (text.length >= 32) return Buffer.from(text, 'base64url');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+  const existing = readKeyFile(keyFile);
+  if (existing) return existing;
   fs.mkdirSync(path.dirname(keyFile), { recursive: true, mode: 0o700 });
   const key = crypto.randomBytes(32);
-  // `wx`: if two hosts start at once, the second reads the first one's key instead of replacing it.
+  const temp = `${keyFile}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  fs.writeFileSync(temp, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
   try {
-    fs.writeFileSync(keyFile, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    fs.linkSync(temp, keyFile);
     return key;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'base64url');
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return waitForKeyFile(keyFile);
+    // A file system without hard links: created in place, as before, and waited for if it lost.
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+    try {
+      fs.writeFileSync(keyFile, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+      return key;
+    } catch (inPlace) {
+      if ((inPlace as NodeJS.ErrnoException).code !== 'EEXIST') throw inPlace;
+      return waitForKeyFile(keyFile);
+    }
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
+/** The key in the file, or undefined when there is no file or it holds too little (yet). */
+function readKeyFile(keyFile: string): Buffer | undefined {
+  try {
+    const text = fs.readFileSync(keyFile, 'utf8').trim();
+    return text.length >= KEY_TEXT_MIN ? Buffer.from(text, 'base64url') : undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return undefined;
+  }
+}
+
+/** Another process made the key file: its key, once the file holds one (start-up, so a short blocking wait). */
+function waitForKeyFile(keyFile: string): Buffer {
+  const until = Date.now() + PARTIAL_KEY_WAIT_MS;
+  for (;;) {
+    const key = readKeyFile(keyFile);
+    if (key) return key;
+    if (Date.now() >= until)
+      throw new Error(`${keyFile} holds no key (empty or cut short): remove it to have a new one made`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
 }

@@ -102,7 +102,7 @@ export class DigestCache {
     const dir = path.dirname(absolute);
     const name = path.basename(absolute);
     const known = this.folder(dir, base).known(name, stat);
-    if (known) return known;
+    if (known) return { line: known.line, bytes: known.bytes };
     const handle = await fs.promises.open(absolute, 'r');
     let facts: fs.BigIntStats;
     const hash = createHash('sha256');
@@ -135,7 +135,8 @@ export class DigestCache {
     };
     this.forget(absolute);
     if (BigInt(read) === facts.size) this.keep(absolute, dir, name, digest);
-    return digest;
+    // A copy: the kept entry's line is rewritten when a listing from another root names the file.
+    return { line: digest.line, bytes: digest.bytes };
   }
 
   private keep(absolute: string, dir: string, name: string, digest: Digest): void {

@@ -211,9 +211,12 @@ export async function streamListing(
         if (chunk.length >= CHUNK_BYTES) await send();
         continue;
       }
-      // A file removed between the walk and the read is simply not listed.
+      // A file removed between the walk and the read is simply not listed. A known line is taken
+      // now: the cache's entry is rewritten when another listing names the file from another root.
       window.push(
-        file ? Promise.resolve(file) : cache.digest(`${dirBase}${names[i]!}`, stats[i]!, base).catch(() => undefined),
+        file
+          ? Promise.resolve({ line: file.line, bytes: file.bytes })
+          : cache.digest(`${dirBase}${names[i]!}`, stats[i]!, base).catch(() => undefined),
       );
       await flush(HASH_CONCURRENCY);
     }

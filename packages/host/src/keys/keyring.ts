@@ -88,8 +88,9 @@ function readOrCreateKeyFile(keyFile: string): Buffer {
   if (existing) return existing;
   fs.mkdirSync(path.dirname(keyFile), { recursive: true, mode: 0o700 });
   const key = crypto.randomBytes(32);
+  const text = `${key.toString('base64url')}\n`;
   const temp = `${keyFile}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(temp, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+  fs.writeFileSync(temp, text, { mode: 0o600, flag: 'wx' });
   try {
     fs.linkSync(temp, keyFile);
     return key;
@@ -99,7 +100,7 @@ function readOrCreateKeyFile(keyFile: string): Buffer {
     // A file system without hard links: created in place, as before, and waited for if it lost.
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
     try {
-      fs.writeFileSync(keyFile, key.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+      fs.writeFileSync(keyFile, text, { mode: 0o600, flag: 'wx' });
       return key;
     } catch (inPlace) {
       if ((inPlace as NodeJS.ErrnoException).code !== 'EEXIST') throw inPlace;

@@ -13,13 +13,14 @@ import {
   type TestHost,
 } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
+import { basicAuth } from '../test-support/test-fixture.js';
 
 // Multipart bodies that a broken, hostile or interrupted client sends to sync upload: each is
 // answered (or, for a client that left, forgotten) in bounded time, the host stays up, and no
 // temporary file stays behind (docs/sync.md "The upload flow").
 
 const TOKEN = 'team-token-1';
-const AUTH = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
+const AUTH = basicAuth(TOKEN);
 const UPLOAD = '/wwwroot/api/sync/upload';
 const hosts = useTestHosts();
 

@@ -19,7 +19,7 @@ import {
   type FormPart,
   type TestHost,
 } from '@ack/host/test-support';
-import { countingWwwroot } from '../test-support/test-fixture.js';
+import { basicAuth, countingWwwroot } from '../test-support/test-fixture.js';
 
 // The two multipart forms (sync upload, one file, and the batch) when the client goes away early
 // (docs/sync.md "Interrupted writes"): a client that leaves before the host reads the form (it is
@@ -30,7 +30,7 @@ import { countingWwwroot } from '../test-support/test-fixture.js';
 // and HTTP/2 clients.
 
 const TOKEN = 'team-token-1';
-const AUTH = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
+const AUTH = basicAuth(TOKEN);
 const OLD = '<p>v1</p>';
 const hosts = useTestHosts();
 const relays: TcpRelay[] = [];

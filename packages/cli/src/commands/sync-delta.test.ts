@@ -255,13 +255,36 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
     expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'big.bin')).equals(big)).toBe(true);
     expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'small.html'), 'utf8')).toBe('s');
   });
+
+  it('counts a file the host refused as failed, not as created or changed, in the JSON and in the summary', async () => {
+    const h = await host({ 'HDS/old.html': 'old' });
+    // A line break is a legal file name here; the host refuses it in a path (a control character).
+    const dir = workDir(cleanups, { 'a.html': 'a', 'old.html': 'new', 'bad\nname.html': 'x' });
+    const doc = await push(dir, h.url);
+    expect(doc.code).toBe(2);
+    expect(doc.hosts[0]).toMatchObject({ created: 1, changed: 1, deleted: 0, unchanged: 0, failed: 1 });
+    expect(doc.results.filter((r) => !r.ok).map((r) => r.path)).toEqual(['HDS/bad\nname.html']);
+    fs.writeFileSync(path.join(dir, 'b.html'), 'b');
+    const text = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url], { env });
+    expect(text.code).toBe(2);
+    expect(text.stdout).toContain(
+      `1 file uploaded to ${h.url} (1 created, 0 changed, 0 deleted, 2 unchanged, 1 failed)`,
+    );
+    expect(text.stderr).toContain('sync.invalid_path');
+  });
 });
 
 describe('ack sync watch --initial: the delta', () => {
   it('pushes only what differs to each host and reports counts per host', async () => {
     const one = await host({ 'HDS/same.html': 'same', 'HDS/diff.html': 'old' });
     const two = await host();
-    const dir = workDir(cleanups, { 'same.html': 'same', 'diff.html': 'new', 'add.html': 'add' });
+    // The host refuses a line break in a path: that file is counted failed, not created.
+    const dir = workDir(cleanups, {
+      'same.html': 'same',
+      'diff.html': 'new',
+      'add.html': 'add',
+      'bad\nname.html': 'x',
+    });
     const child = spawn(
       process.execPath,
       [
@@ -298,8 +321,8 @@ describe('ack sync watch --initial: the delta', () => {
     const initial = events.filter((e) => e.event === 'initial');
     expect(initial).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ url: one.url, created: 1, changed: 1, deleted: 0, unchanged: 1 }),
-        expect.objectContaining({ url: two.url, created: 3, changed: 0, deleted: 0, unchanged: 0 }),
+        expect.objectContaining({ url: one.url, created: 1, changed: 1, deleted: 0, unchanged: 1, failed: 1 }),
+        expect.objectContaining({ url: two.url, created: 3, changed: 0, deleted: 0, unchanged: 0, failed: 1 }),
       ]),
     );
     expect(fs.readFileSync(path.join(one.contracts, 'HDS', 'diff.html'), 'utf8')).toBe('new');

@@ -109,11 +109,19 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   lines.flush();
   progress.done();
   saveLocal(folder);
-  const hosts = deltas.map((d) => ({
-    ...counts(d),
-    failed: results.filter((r) => r.url === d.url && !r.ok).length + (d.failure ? 1 : 0),
-    ...(d.failure ? { error: d.failure.error } : {}),
-  }));
+  const hosts = deltas.map((d) => {
+    const mine = results.filter((r) => r.url === d.url);
+    // What the host did, as it answered each file: a file it refused is failed, not created.
+    const done = (change: PushResult['change']) => mine.filter((r) => r.ok && r.change === change).length;
+    return {
+      ...counts(d),
+      created: done('Created'),
+      changed: done('Changed'),
+      deleted: done('Deleted'),
+      failed: mine.filter((r) => !r.ok).length + (d.failure ? 1 : 0),
+      ...(d.failure ? { error: d.failure.error } : {}),
+    };
+  });
   const ok = failed.length === 0 && results.every((r) => r.ok);
   if (json) {
     process.stdout.write(

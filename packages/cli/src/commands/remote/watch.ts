@@ -202,9 +202,10 @@ async function initialPush(w: WatchSettings, say: Say): Promise<number> {
         if (!r.ok) say({ event: 'failed', url: h.url, path: r.path, error: r.error }, `${r.path}: ${r.error}`, true);
       });
       if (results.some((r) => r.exit === EXIT_CODES.refused)) code = EXIT_CODES.refused;
+      // What the host did, as it answered each file: a file it refused is failed, not created.
       const counts = {
-        created: plan.created.length,
-        changed: plan.changed.length,
+        created: results.filter((r) => r.ok && r.change === 'Created').length,
+        changed: results.filter((r) => r.ok && r.change === 'Changed').length,
         deleted: 0,
         unchanged: plan.unchanged,
         failed: results.filter((r) => !r.ok).length,

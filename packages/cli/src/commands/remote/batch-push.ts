@@ -70,6 +70,33 @@ interface BatchAnswer {
   }>;
 }
 
+/**
+ * The batch's body, without the files that cannot be read (gone since the folder was read, made a
+ * folder, ...): each of those fails alone, with the reason, rather than failing every file of its
+ * batch. Other errors are thrown.
+ */
+function readableBatch(
+  module: string,
+  files: readonly LocalFile[],
+  deletes: readonly string[],
+): { body: MultipartBody; sending: LocalFile[]; unreadable: Array<{ file: LocalFile; error: Error }> } {
+  let sending = [...files];
+  const unreadable: Array<{ file: LocalFile; error: Error }> = [];
+  for (;;) {
+    const parts: FormPart[] = [{ name: 'moduleName', value: module }];
+    for (const f of sending) parts.push({ name: 'filePath', value: f.remotePath }, { name: 'file', file: f.file });
+    for (const d of deletes) parts.push({ name: 'deletePath', value: d });
+    try {
+      return { body: multipartBuffer(parts), sending, unreadable };
+    } catch (err) {
+      const file = sending.find((f) => f.file === (err as { path?: unknown }).path);
+      if (!file) throw err;
+      unreadable.push({ file, error: err as Error });
+      sending = sending.filter((f) => f !== file);
+    }
+  }
+}
+
 /** `POST <offer.path>`: the files (each after its `filePath`) and the deletions, one outcome each. */
 async function sendBatch(
   url: string,
@@ -80,20 +107,37 @@ async function sendBatch(
   offer: BatchOffer,
   settings: RequestSettings,
 ): Promise<PushResult[]> {
-  let body: MultipartBody | undefined;
+  const { body, sending, unreadable } = readableBatch(module, files, deletes);
+  const failedAlone: PushResult[] = unreadable.map(({ file, error }) => ({
+    url: baseUrl(url),
+    ok: false,
+    exit: EXIT_CODES.failed,
+    error: `cannot read the local file: ${error.message}`,
+    path: file.remotePath,
+    file: file.file,
+    change: 'Changed',
+  }));
+  if (sending.length === 0 && deletes.length === 0) return failedAlone;
+  // The body is whole in memory: a retry sends the same bytes again.
   const outcome = await request(
     `${baseUrl(url)}${offer.path}`,
-    () => {
-      const parts: FormPart[] = [{ name: 'moduleName', value: module }];
-      for (const f of files) parts.push({ name: 'filePath', value: f.remotePath }, { name: 'file', file: f.file });
-      for (const d of deletes) parts.push({ name: 'deletePath', value: d });
-      body = multipartBuffer(parts);
-      return multipartRequest(body, { Authorization: basicAuthorization(token) });
-    },
+    () => multipartRequest(body, { Authorization: basicAuthorization(token) }),
     settings,
   );
+  return [...batchResults(url, module, sending, deletes, body, outcome), ...failedAlone];
+}
+
+/** Each file's and each deletion's outcome, from the host's answer to the batch. */
+function batchResults(
+  url: string,
+  module: string,
+  files: readonly LocalFile[],
+  deletes: readonly string[],
+  body: MultipartBody,
+  outcome: Outcome,
+): PushResult[] {
   // What went out of each file (hashed while the body was built): the digest the answer must match.
-  const sent = body?.sent ?? [];
+  const sent = body.sent;
   const entries = [
     ...files.map((f, i) => ({
       path: f.remotePath,

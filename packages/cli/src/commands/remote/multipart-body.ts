@@ -76,7 +76,7 @@ export function multipartBuffer(parts: readonly FormPart[], attempts = 3): Multi
       if ('file' in part) {
         const fd = fds[file++]!;
         const start = at;
-        at += readInto(fd, body, at, sizes[i]! + 1);
+        at += named(part.file, () => readInto(fd, body, at, sizes[i]! + 1));
         if (at - start > sizes[i]!) return grown(parts, fds, part.file, attempts - 1);
         const data = body.subarray(start, at);
         sent.push({ file: part.file, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') });
@@ -87,6 +87,16 @@ export function multipartBuffer(parts: readonly FormPart[], attempts = 3): Multi
     return { contentType: `multipart/form-data; boundary=${boundary}`, body: body.subarray(0, at), sent };
   } finally {
     for (const fd of fds) fs.closeSync(fd);
+  }
+}
+
+/** Runs a read of `file`, its failure naming the file (a read from a descriptor names none). */
+function named<T>(file: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof Error && !('path' in err)) Object.assign(err, { path: file });
+    throw err;
   }
 }
 

@@ -271,6 +271,14 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
       `1 file uploaded to ${h.url} (1 created, 0 changed, 0 deleted, 2 unchanged, 1 failed)`,
     );
     expect(text.stderr).toContain('sync.invalid_path');
+    // Only the refused file left to send: a failure, not "nothing to send".
+    const again = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url], {
+      env,
+    });
+    expect(again.code).toBe(2);
+    expect(again.stdout).toContain(
+      `0 files uploaded to ${h.url} (0 created, 0 changed, 0 deleted, 3 unchanged, 1 failed)`,
+    );
   });
 });
 

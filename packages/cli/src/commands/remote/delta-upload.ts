@@ -150,7 +150,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
       if (deltas.find((d) => d.url === h.url)?.failure) continue;
       const sent = h.created + h.changed + h.deleted;
       process.stdout.write(
-        sent === 0
+        sent === 0 && !h.failed
           ? `nothing to send to ${h.url}: ${plural(h.unchanged, 'file')} unchanged\n`
           : `${plural(h.created + h.changed, 'file')} uploaded to ${h.url} (${h.created} created, ${h.changed} changed, ${h.deleted} deleted, ${h.unchanged} unchanged${h.failed ? `, ${h.failed} failed` : ''})\n`,
       );

@@ -38,6 +38,19 @@ async function planOf(dir: string): Promise<LocalFile[]> {
 
 const OFFER = { path: '/wwwroot/api/sync/batch', maxFiles: 1000, maxFileBytes: 1 << 20, maxBodyBytes: null };
 
+/** Pushes `created` to the host in batches, two at a time; `onDone` hears each result. */
+const pushAll = (url: string, created: LocalFile[], onDone: (r: PushResult) => void = () => undefined) =>
+  pushPlan(
+    url,
+    TOKEN,
+    'wwwroot',
+    { created, changed: [], unchanged: 0, deleted: [] },
+    OFFER,
+    DEFAULT_REQUEST,
+    2,
+    onDone,
+  );
+
 describe('pushPlan in batches', () => {
   it('fails only the files that cannot be read when their batch is built; the others of the batch land', async () => {
     const h = await host();
@@ -47,16 +60,7 @@ describe('pushPlan in batches', () => {
     fs.rmSync(path.join(dir, 'now-a-folder.css'));
     fs.mkdirSync(path.join(dir, 'now-a-folder.css'));
     const heard: PushResult[] = [];
-    const results = await pushPlan(
-      h.url,
-      TOKEN,
-      'wwwroot',
-      { created, changed: [], unchanged: 0, deleted: [] },
-      OFFER,
-      DEFAULT_REQUEST,
-      2,
-      (r) => heard.push(r),
-    );
+    const results = await pushAll(h.url, created, (r) => heard.push(r));
     const byPath = Object.fromEntries(results.map((r) => [r.path, r]));
     expect(byPath['APP/a.html']).toMatchObject({ ok: true, change: 'Created' });
     expect(byPath['APP/b.js']).toMatchObject({ ok: true, change: 'Created' });
@@ -74,16 +78,7 @@ describe('pushPlan in batches', () => {
     const dir = workDir(cleanups, { 'x.html': 'x' });
     const created = await planOf(dir);
     fs.rmSync(path.join(dir, 'x.html'));
-    const results = await pushPlan(
-      h.url,
-      TOKEN,
-      'wwwroot',
-      { created, changed: [], unchanged: 0, deleted: [] },
-      OFFER,
-      DEFAULT_REQUEST,
-      1,
-      () => undefined,
-    );
+    const results = await pushAll(h.url, created);
     expect(results).toEqual([expect.objectContaining({ path: 'APP/x.html', ok: false })]);
     expect(fs.existsSync(path.join(h.contracts, 'APP'))).toBe(false);
   });

@@ -282,6 +282,25 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
   });
 });
 
+describe('ack sync upload <dir>: failures', () => {
+  it('fails alone a local name the host refuses (a control character), the rest of its batch landing; shows five failures per reason, counts the rest once; --json lists every file', async () => {
+    const h = await host();
+    const bad = Array.from({ length: 8 }, (_, i) => `bad\u0001${i}.html`);
+    const dir = workDir(cleanups, { 'ok.html': 'ok', ...Object.fromEntries(bad.map((name) => [name, 'x'])) });
+    const text = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url], { env });
+    expect(text.code).toBe(2);
+    const lines = text.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('ack: '));
+    expect(lines.filter((l) => l.includes('sync.invalid_path'))).toHaveLength(6);
+    expect(lines.at(-1)).toMatch(/^ack: 3 more files: .*sync\.invalid_path.*\(--json lists every file\)$/);
+    expect(text.stdout).toContain('(1 created, 0 changed, 0 deleted, 0 unchanged, 8 failed)');
+    const doc = await push(dir, h.url);
+    expect(doc.results.filter((r) => !r.ok)).toHaveLength(8);
+  });
+});
+
 describe('ack sync watch --initial: the delta', () => {
   it('pushes only what differs to each host and reports counts per host', async () => {
     const one = await host({ 'HDS/same.html': 'same', 'HDS/diff.html': 'old' });

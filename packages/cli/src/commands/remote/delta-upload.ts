@@ -145,7 +145,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
     );
   } else {
     if (showProgress) results.forEach((r) => !r.ok && printResult(lines, r, 0, several));
-    lines.flush();
+    lines.finish();
     for (const h of hosts) {
       if (deltas.find((d) => d.url === h.url)?.failure) continue;
       const sent = h.created + h.changed + h.deleted;
@@ -162,8 +162,11 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
 function printResult(lines: ResultLines, r: PushResult, bytes: number, several: boolean): void {
   const where = several ? ` on ${r.url}` : '';
   if (r.ok) lines.out(`${r.change} ${r.path}${r.change === 'Deleted' ? '' : ` (${bytes} bytes)`}${where}\n`);
-  else lines.err(`ack: ${r.path}: ${r.error}\n`);
+  else lines.failed(r.path, r.error ?? 'failed');
 }
+
+/** Failures with one reason shown file by file; past these, counted and said once at the end. */
+const FAILURES_SHOWN = 5;
 
 type ResultLines = ReturnType<typeof resultLines>;
 
@@ -176,6 +179,8 @@ function resultLines() {
   let out = '';
   let err = '';
   let scheduled = false;
+  /** Files failed per reason: a host gone mid-push fails thousands alike, not worth a line each. */
+  const reasons = new Map<string, number>();
   const flush = () => {
     scheduled = false;
     if (out) process.stdout.write(out);
@@ -191,9 +196,20 @@ function resultLines() {
       out += line;
       later();
     },
-    err(line: string) {
-      err += line;
+    failed(file: string, reason: string) {
+      const seen = (reasons.get(reason) ?? 0) + 1;
+      reasons.set(reason, seen);
+      if (seen > FAILURES_SHOWN) return;
+      err += `ack: ${file}: ${reason}\n`;
       later();
+    },
+    /** Writes what is gathered, and the count of each reason's failures not shown. */
+    finish() {
+      for (const [reason, seen] of reasons)
+        if (seen > FAILURES_SHOWN)
+          err += `ack: ${seen - FAILURES_SHOWN} more files: ${reason} (--json lists every file)\n`;
+      reasons.clear();
+      flush();
     },
     flush,
   };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import busboy from 'busboy';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
@@ -9,22 +10,33 @@ import { workDir } from '../../test-support/work.js';
 import { multipartBuffer, type FormPart } from './multipart-body.js';
 
 // The batch body (docs/wire-formats.md "Sync batch") is built in one buffer of its exact size, each
-// file read into its place: read back by another multipart parser (the one `Response.formData`
-// has), every field and file comes out as it went in, whatever the names, values and contents.
+// file read into its place: read back by busboy (the parser the host's multer drives), every field
+// and file comes out as it went in, whatever the names, values, file names and contents.
 
 const cleanups = useCleanups();
 
-/** The parts as a multipart parser other than ours reads the body. */
-async function parsed(body: ReturnType<typeof multipartBuffer>) {
-  const form = await new Response(body.body as Uint8Array, {
-    headers: { 'Content-Type': body.contentType },
-  }).formData();
-  return Promise.all(
-    [...form.entries()].map(async ([name, value]) =>
-      typeof value === 'string' ? { name, value } : { name, bytes: Buffer.from(await value.arrayBuffer()) },
-    ),
-  );
+type ReadBack = { name: string; value: string } | { name: string; bytes: Buffer };
+
+/** The parts as the host's parser reads the body; rejects where it refuses the form. */
+function parsed(body: ReturnType<typeof multipartBuffer>): Promise<ReadBack[]> {
+  return new Promise((resolve, reject) => {
+    const parts: ReadBack[] = [];
+    const parser = busboy({ headers: { 'content-type': body.contentType }, defParamCharset: 'utf8' });
+    parser.on('field', (name, value) => parts.push({ name, value }));
+    parser.on('file', (name, stream) => {
+      const part: { name: string; bytes: Buffer } = { name, bytes: Buffer.alloc(0) };
+      parts.push(part);
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => (part.bytes = Buffer.concat(chunks)));
+    });
+    parser.on('error', reject).on('close', () => resolve(parts));
+    parser.end(body.body as Uint8Array);
+  });
 }
+
+/** A name as the body carries it: `"` and control characters as `%XX`. */
+const encoded = (name: string) =>
+  name.replace(/["\u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
@@ -36,9 +48,16 @@ describe('multipartBuffer', () => {
       fc.asyncProperty(
         fc.array(
           fc.oneof(
-            fc.record({ name: fc.string({ minLength: 1, maxLength: 12 }), value: fc.string({ maxLength: 40 }) }),
+            fc.record({
+              name: fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+              value: fc.string({ unit: 'binary', maxLength: 40 }),
+            }),
             fc.record({
               name: fc.constantFrom('file', 'filePath', 'ä', '名前'),
+              // The local file's own name goes in the part's head: any character a file name may hold.
+              base: fc
+                .string({ unit: 'binary', minLength: 1, maxLength: 12 })
+                .filter((b) => !/[/\0]/.test(b) && b !== '.' && b !== '..' && Buffer.byteLength(b) < 200),
               content: fc.uint8Array({ maxLength: 3000 }),
             }),
           ),
@@ -52,7 +71,9 @@ describe('multipartBuffer', () => {
               parts.push(item);
               continue;
             }
-            const file = path.join(dir, `f${n++}.bin`);
+            const folder = path.join(dir, `f${n++}`);
+            fs.mkdirSync(folder);
+            const file = path.join(folder, item.base);
             fs.writeFileSync(file, item.content);
             files.push(Buffer.from(item.content));
             parts.push({ name: item.name, file });
@@ -66,12 +87,13 @@ describe('multipartBuffer', () => {
             })),
           );
           const back = await parsed(body);
-          // Quotes and line breaks in a name are sent percent-encoded, as browsers do, and read back.
-          expect(back.map((p) => p.name)).toEqual(parts.map((p) => p.name));
+          // Quotes and control characters in a name are sent percent-encoded (as browsers do with
+          // quotes and line breaks) and read back so.
+          expect(back.map((p) => p.name)).toEqual(parts.map((p) => encoded(p.name)));
           let file = 0;
           for (const [i, part] of parts.entries()) {
-            if ('value' in part) expect(back[i]).toEqual({ name: part.name, value: part.value });
-            else expect(back[i]!.bytes!.equals(files[file++]!)).toBe(true);
+            if ('value' in part) expect(back[i]).toEqual({ name: encoded(part.name), value: part.value });
+            else expect((back[i] as { bytes: Buffer }).bytes.equals(files[file++]!)).toBe(true);
           }
         },
       ),

@@ -30,8 +30,13 @@ export interface MultipartBody {
 const CHUNK_BYTES = 1024 * 1024;
 
 const CRLF = '\r\n';
-/** As browsers do (WHATWG `FormData`): quotes and line breaks in a name are percent-encoded. */
-const quoted = (text: string) => text.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+/**
+ * A name or file name as the part's head carries it: quotes and line breaks percent-encoded as
+ * browsers do (WHATWG `FormData`), and the other control characters too, which a header may not
+ * hold (the host's parser refuses the whole form for one; a local file may be named so).
+ */
+const quoted = (text: string) =>
+  text.replace(/["\u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 
 function partHeader(boundary: string, part: FormPart): string {
   const disposition = `Content-Disposition: form-data; name="${quoted(part.name)}"`;

@@ -67,6 +67,39 @@ describe('ack sync upload', () => {
     expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'page.html'), 'utf8')).toBe('<p>from the cli</p>');
   });
 
+  it('puts one file under its own name in the folder a --path ending with / names, as cp does; without the / the path is the file', async () => {
+    const h = await host();
+    const dir = workDir(cleanups, { 'page.html': 'p' });
+    const upload = (target: string) =>
+      runAck(['sync', 'upload', path.join(dir, 'page.html'), '--module', 'wwwroot', '--path', target, '--url', h.url], {
+        env,
+      });
+    expect((await upload('HDS/NEW/')).code).toBe(0);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'NEW', 'page.html'), 'utf8')).toBe('p');
+    expect((await upload('HDS\\OLD\\')).code).toBe(0);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'OLD', 'page.html'), 'utf8')).toBe('p');
+    expect((await upload('HDS/SAME')).code).toBe(0);
+    expect(fs.statSync(path.join(h.contracts, 'HDS', 'SAME')).isFile()).toBe(true);
+    const gone = await runAck(
+      [
+        'sync',
+        'upload',
+        'page.html',
+        '--module',
+        'wwwroot',
+        '--path',
+        'HDS/NEW/',
+        '--change',
+        'Deleted',
+        '--url',
+        h.url,
+      ],
+      { env, cwd: workDir(cleanups) },
+    );
+    expect(gone.code).toBe(0);
+    expect(fs.existsSync(path.join(h.contracts, 'HDS', 'NEW', 'page.html'))).toBe(false);
+  });
+
   it('uploads a folder with paths relative to it, without a progress bar when not on a terminal', async () => {
     const h = await host();
     const files = {

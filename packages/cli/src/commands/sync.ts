@@ -45,12 +45,21 @@ interface UploadOptions extends SyncOptions {
   rehash?: boolean;
 }
 
+/**
+ * Where one file goes: `--path` itself, its own name when there is no `--path`, or (a `--path` that
+ * ends with `/`, as with `cp` and `rsync`) its own name inside that folder.
+ */
+function oneFileTarget(local: string, option: string | undefined): string {
+  if (option === undefined) return joinRemote(undefined, path.basename(local));
+  return joinRemote(option, /[\\/]$/.test(option) ? path.basename(local) : '');
+}
+
 /** What to send for `ack sync upload <file|dir>`: one file, or every file of a folder under `--path`. */
 async function uploadItems(target: string, options: UploadOptions, change: ChangeType): Promise<UploadItem[]> {
   const local = path.resolve(target);
   const stat = await fs.promises.stat(local).catch(() => undefined);
   if (!stat) {
-    if (change === 'Deleted') return [{ remotePath: joinRemote(undefined, options.path ?? path.basename(local)) }];
+    if (change === 'Deleted') return [{ remotePath: oneFileTarget(local, options.path) }];
     throw new CliError(`no such file or folder: ${target}`, EXIT_CODES.usage);
   }
   if (stat.isDirectory()) {
@@ -60,7 +69,7 @@ async function uploadItems(target: string, options: UploadOptions, change: Chang
     }));
   }
   if (!stat.isFile()) throw new CliError(`not a file or folder: ${target}`, EXIT_CODES.usage);
-  const remotePath = joinRemote(undefined, options.path ?? path.basename(local));
+  const remotePath = oneFileTarget(local, options.path);
   if (remotePath === '') throw new CliError('--path names no file', EXIT_CODES.usage);
   return [{ file: local, remotePath }];
 }

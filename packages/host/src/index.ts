@@ -53,6 +53,7 @@ export { expandEnvVars } from './paths/env-expand.js';
 export { resolveContainedPath, checkNoSymlinkEscape, type RealFolders } from './paths/contained-path.js';
 export type { ContainedPath, PathRejection } from './paths/contained-path.js';
 export { ProblemError, isWellFormedProblem, problemBody, sendProblem } from './http/problem.js';
+export { fileSystemProblem } from './http/file-system-problem.js';
 export type { Problem } from './http/problem.js';
 export { hostProblems, problemCode, problemCodePattern, problemCodePrefix } from './http/problem-codes.js';
 export type {

@@ -5,6 +5,7 @@ import type multer from 'multer';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { bodyTooLarge } from '../http/read-body.js';
+import { fileSystemProblem } from '../http/file-system-problem.js';
 import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
 import { StagingGate, stageUnflushed } from './batch-staging.js';
 
@@ -220,6 +221,10 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
           });
         } catch (err) {
           if (err instanceof FileTooLargeError) return refuse(fileTooLarge(prefix, options.maxBytes));
+          // A path the file system refuses (a name too long, a file where a folder must be) is this
+          // file's fault alone; a full disk or a failing one is everyone's, and ends the form.
+          const problem = fileSystemProblem(err);
+          if (problem && problem.status < 500) return refuse(new ProblemError(problem));
           throw err;
         }
       })();

@@ -231,6 +231,37 @@ describe('POST /wwwroot/api/sync/batch', () => {
     expect(await (await fetch(`${h.url}/view/new.html`)).text()).toBe('new');
   });
 
+  it('refuses alone a path the file system refuses (a name too long, a file where a folder must be); the others land', async () => {
+    const h = await start({ 'HDS/plain': 'a file, not a folder' });
+    const long = `HDS/${'n'.repeat(256)}.html`;
+    const longest = `HDS/${'n'.repeat(250)}.html`; // the neighbour: 255 bytes, a name the file system takes
+    const res = await batch(h.url, [
+      { name: 'moduleName', content: 'wwwroot' },
+      ...file(long, 'too long'),
+      ...file('HDS/plain/inside.html', 'no folder'),
+      ...file(longest, 'fits'),
+      ...file('HDS/ok.html', 'ok'),
+      { name: 'deletePath', content: long },
+      { name: 'deletePath', content: 'HDS/plain/inside.html' },
+    ]);
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { results: Array<Record<string, unknown>> };
+    expect(answer.results).toMatchObject([
+      { path: long, ok: false, status: 400, code: 'request.path_too_long' },
+      { path: 'HDS/plain/inside.html', ok: false, status: 409, code: 'request.path_conflict' },
+      { path: longest, ok: true, change: 'Created' },
+      { path: 'HDS/ok.html', ok: true, change: 'Created' },
+      { path: long, change: 'Deleted', ok: false, status: 400, code: 'request.path_too_long' },
+      { path: 'HDS/plain/inside.html', change: 'Deleted', ok: true, existed: false },
+    ]);
+    expect(fs.readFileSync(contracts(h, 'HDS', 'ok.html'), 'utf8')).toBe('ok');
+    expect(fs.readFileSync(contracts(h, 'HDS', 'plain'), 'utf8')).toBe('a file, not a folder');
+    const leftovers = fs
+      .readdirSync(contracts(h), { recursive: true, encoding: 'utf8' })
+      .filter((f) => isTemporaryFileName(path.basename(f)));
+    expect(leftovers).toEqual([]);
+  });
+
   it('lands every file whole whatever its size: many small ones flushed together, big ones streamed', async () => {
     const h = await start({}, 3 * 1024 * 1024);
     const bytesOf = (size: number, seed: number) => Buffer.alloc(size, 97 + (seed % 26));

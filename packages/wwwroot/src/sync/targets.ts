@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import {
   ProblemError,
   checkNoSymlinkEscape,
+  fileSystemProblem,
   parseContractType,
   resolveContainedPath,
   type ProblemCode,
@@ -44,12 +45,26 @@ export async function resolveInFolder(
       wwwrootProblems.SYNC_INVALID_PATH,
       `filePath is refused (${resolved.reason}): it must stay inside the module's contract folder.`,
     );
-  if (!(await checkNoSymlinkEscape(folder, resolved.absolute, folders)))
+  if (!(await insideFolder(folder, resolved.absolute, folders)))
     throw bad(
       wwwrootProblems.SYNC_INVALID_PATH,
       "filePath is refused (symlink-escape): it must stay inside the module's contract folder.",
     );
   return { relative: resolved.relative, absolute: resolved.absolute };
+}
+
+/**
+ * The symlink check, a path the file system refuses on the way (a name too long) being a 4xx
+ * `ProblemError` of its own, so that a batch refuses that entry alone.
+ */
+async function insideFolder(folder: string, absolute: string, folders: RealFolders | undefined): Promise<boolean> {
+  try {
+    return await checkNoSymlinkEscape(folder, absolute, folders);
+  } catch (err) {
+    const problem = fileSystemProblem(err);
+    if (problem && problem.status < 500) throw new ProblemError(problem);
+    throw err;
+  }
 }
 
 /** The module's contract folder and a path in it, resolved as an upload resolves its target. */

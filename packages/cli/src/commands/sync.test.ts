@@ -331,6 +331,61 @@ describe('ack contract-sync and ack manifest', () => {
 });
 
 describe('ack sync watch', () => {
+  it('does not send again a file every host refused until it changes; a host it cannot reach is tried again', async () => {
+    const h = await host();
+    const dir = workDir(cleanups);
+    const child = spawn(
+      process.execPath,
+      [
+        ACK_BIN,
+        'sync',
+        'watch',
+        dir,
+        '--module',
+        'wwwroot',
+        '--path',
+        'HDS/w',
+        '--url',
+        h.url,
+        '--debounce',
+        '50',
+        '--json',
+      ],
+      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    cleanups.push(() => void child.kill('SIGKILL'));
+    await waitFor(() => out.includes('"event":"watching"'), { timeout: 15_000, message: () => out });
+    const events = () =>
+      out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; path?: string; error?: string });
+    // A control character: a name the host refuses (400), whatever is sent again.
+    fs.writeFileSync(path.join(dir, 'bad\u0001.html'), 'x');
+    fs.writeFileSync(path.join(dir, 'good.html'), 'g');
+    await waitFor(() => events().some((e) => e.event === 'failed') && out.includes('"Created"'), {
+      timeout: 15_000,
+      message: () => out,
+    });
+    // A retry would come within a second (back-off from 1 s, with jitter): wait past it.
+    await new Promise((r) => setTimeout(r, 1500));
+    const about = events().filter((e) => e.path === 'bad\u0001.html');
+    expect(about.map((e) => e.event)).toEqual(['failed']);
+    expect(about[0]!.error).toContain('sync.invalid_path');
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'w', 'good.html'), 'utf8')).toBe('g');
+    // The neighbour: a host that cannot be reached may come back, so that push is retried.
+    await h.close();
+    fs.writeFileSync(path.join(dir, 'later.html'), 'l');
+    await waitFor(() => events().some((e) => e.event === 'retry' && e.path === 'later.html'), {
+      timeout: 15_000,
+      message: () => out,
+    });
+    child.kill('SIGINT');
+  });
+
   it('pushes a creation, a same-size edit and a deletion, and stops on SIGINT', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'existing.html': 'old' });

@@ -4,11 +4,12 @@ import { watch } from 'chokidar';
 import { createKeyedQueue } from './keyed-queue.js';
 import { listFiles, sha256File } from './files.js';
 import { isIgnoredPath, joinRemote } from './path-mapping.js';
-import { retryDelayMs } from './retry.js';
+import { isRetryable, retryDelayMs } from './retry.js';
 import { checkSyncCredentials, syncUpload, type ChangeType } from './sync-client.js';
 import { applicationFolderHint } from './path-mapping.js';
 import type { RequestSettings } from './http.js';
 import { CliError, EXIT_CODES } from './exit-codes.js';
+import type { Outcome } from './outcome.js';
 import { noteSentDigests, planHosts, saveLocal, scanLocal } from './delta-plan.js';
 import { pushPlan } from './batch-push.js';
 import { createProgress } from './progress.js';
@@ -31,6 +32,12 @@ export interface WatchSettings {
 const JOB_RETRIES = 5;
 
 class RefusedError extends Error {}
+/** Every host answered this file with a refusal (a path it will not take, a file over its limit). */
+class FileRefusedError extends Error {}
+
+/** An answer that says the request itself is wrong: sent again unchanged, it is refused again. */
+const refusesTheFile = (o: Outcome) =>
+  o.status !== undefined && o.status >= 400 && o.status < 500 && o.status !== 408 && !isRetryable(o);
 
 /**
  * `ack sync watch`: mirrors a folder into a module's contract folder on every host. Files are
@@ -71,7 +78,10 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     const failed = outcomes.filter((o) => !o.ok);
     if (failed.some((o) => o.exit === EXIT_CODES.refused))
       throw new RefusedError(failed.find((o) => o.exit === EXIT_CODES.refused)!.error);
-    if (failed.length > 0) throw new Error(failed.map((o) => o.error).join('; '));
+    if (failed.length > 0) {
+      const message = failed.map((o) => o.error).join('; ');
+      throw failed.every(refusesTheFile) ? new FileRefusedError(message) : new Error(message);
+    }
     say({ event: change, path: remotePath, hosts: w.urls }, `${change} ${remotePath}`);
   };
 
@@ -100,7 +110,7 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
         return undefined;
       }
       const message = (err as Error).message;
-      if (attempt > JOB_RETRIES) {
+      if (err instanceof FileRefusedError || attempt > JOB_RETRIES) {
         say(
           { event: 'failed', path: rel, error: message },
           `${rel}: ${message} (giving up until it changes again)`,

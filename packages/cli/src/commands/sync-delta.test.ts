@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -7,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { useCleanups } from '../test-support/cleanups.js';
 import { testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
-import { ACK_BIN, runAck, testCacheHome } from '../test-support/spawn-ack.js';
+import { runAck, testCacheHome, watchAck } from '../test-support/spawn-ack.js';
 import { workDir } from '../test-support/work.js';
 import { digestCacheFile } from './remote/local-digests.js';
 
@@ -312,36 +311,18 @@ describe('ack sync watch --initial: the delta', () => {
       'add.html': 'add',
       'bad\nname.html': 'x',
     });
-    const child = spawn(
-      process.execPath,
-      [
-        ACK_BIN,
-        'sync',
-        'watch',
-        dir,
-        '--module',
-        'wwwroot',
-        '--path',
-        'HDS',
-        '--url',
-        one.url,
-        '--url',
-        two.url,
-        '--initial',
-        '--json',
-      ],
-      { env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    const watching = watchAck(
+      [dir, '--module', 'wwwroot', '--path', 'HDS', '--url', one.url, '--url', two.url, '--initial', '--json'],
+      env,
     );
+    const { child, exited } = watching;
     cleanups.push(() => void child.kill('SIGKILL'));
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    await waitFor(() => out.includes('"event":"watching"'), {
+    const out = () => watching.output();
+    await waitFor(() => out().includes('"event":"watching"'), {
       timeout: 20_000,
-      message: () => `the initial push and the watch; output so far:\n${out}`,
+      message: () => `the initial push and the watch; output so far:\n${out()}`,
     });
-    const events = out
+    const events = out()
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);

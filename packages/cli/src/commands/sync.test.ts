@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -6,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { useCleanups } from '../test-support/cleanups.js';
 import { freePort, testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
-import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
+import { runAck, watchAck } from '../test-support/spawn-ack.js';
 import { workDir } from '../test-support/work.js';
 
 // These tests run the BUILT `ack` binary (`pnpm build` first) against a host started here.
@@ -334,41 +333,25 @@ describe('ack sync watch', () => {
   it('does not send again a file every host refused until it changes; a host it cannot reach is tried again', async () => {
     const h = await host();
     const dir = workDir(cleanups);
-    const child = spawn(
-      process.execPath,
-      [
-        ACK_BIN,
-        'sync',
-        'watch',
-        dir,
-        '--module',
-        'wwwroot',
-        '--path',
-        'HDS/w',
-        '--url',
-        h.url,
-        '--debounce',
-        '50',
-        '--json',
-      ],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    const watching = watchAck(
+      [dir, '--module', 'wwwroot', '--path', 'HDS/w', '--url', h.url, '--debounce', '50', '--json'],
+      env,
     );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
+    const { child } = watching;
+    const out = () => watching.output();
     cleanups.push(() => void child.kill('SIGKILL'));
-    await waitFor(() => out.includes('"event":"watching"'), { timeout: 15_000, message: () => out });
+    await waitFor(() => out().includes('"event":"watching"'), { timeout: 15_000, message: out });
     const events = () =>
-      out
+      out()
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l) as { event: string; path?: string; error?: string });
     // A control character: a name the host refuses (400), whatever is sent again.
     fs.writeFileSync(path.join(dir, 'bad\u0001.html'), 'x');
     fs.writeFileSync(path.join(dir, 'good.html'), 'g');
-    await waitFor(() => events().some((e) => e.event === 'failed') && out.includes('"Created"'), {
+    await waitFor(() => events().some((e) => e.event === 'failed') && out().includes('"Created"'), {
       timeout: 15_000,
-      message: () => out,
+      message: out,
     });
     // A retry would come within a second (back-off from 1 s, with jitter): wait past it.
     await new Promise((r) => setTimeout(r, 1500));
@@ -381,7 +364,7 @@ describe('ack sync watch', () => {
     fs.writeFileSync(path.join(dir, 'later.html'), 'l');
     await waitFor(() => events().some((e) => e.event === 'retry' && e.path === 'later.html'), {
       timeout: 15_000,
-      message: () => out,
+      message: out,
     });
     child.kill('SIGINT');
   });
@@ -389,22 +372,15 @@ describe('ack sync watch', () => {
   it('pushes a creation, a same-size edit and a deletion, and stops on SIGINT', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'existing.html': 'old' });
-    const child = spawn(
-      process.execPath,
-      [ACK_BIN, 'sync', 'watch', dir, '--module', 'wwwroot', '--path', 'HDS/live', '--url', h.url, '--debounce', '50'],
-      {
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const watching = watchAck(
+      [dir, '--module', 'wwwroot', '--path', 'HDS/live', '--url', h.url, '--debounce', '50'],
+      env,
     );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const { child, exited } = watching;
     cleanups.push(() => void child.kill('SIGKILL'));
-    await waitFor(() => out.includes('watching '), {
+    await waitFor(() => watching.output().includes('watching '), {
       timeout: 15_000,
-      message: () => `the watcher to start; output so far:\n${out}`,
+      message: () => `the watcher to start; output so far:\n${watching.output()}`,
     });
 
     const target = path.join(h.contracts, 'HDS', 'live', 'page.html');
@@ -414,20 +390,23 @@ describe('ack sync watch', () => {
       () =>
         fs.existsSync(target) &&
         fs.readFileSync(target, 'utf8') === 'AAAA' &&
-        out.includes('Created HDS/live/page.html'),
-      { timeout: 15_000, message: () => `the creation to be pushed; output so far:\n${out}` },
+        watching.output().includes('Created HDS/live/page.html'),
+      { timeout: 15_000, message: () => `the creation to be pushed; output so far:\n${watching.output()}` },
     );
     fs.writeFileSync(path.join(dir, 'page.html'), 'BBBB'); // same size, new content
-    await waitFor(() => fs.readFileSync(target, 'utf8') === 'BBBB' && out.includes('Changed HDS/live/page.html'), {
-      timeout: 15_000,
-      message: () => `the edit to be pushed; output so far:\n${out}`,
-    });
+    await waitFor(
+      () => fs.readFileSync(target, 'utf8') === 'BBBB' && watching.output().includes('Changed HDS/live/page.html'),
+      {
+        timeout: 15_000,
+        message: () => `the edit to be pushed; output so far:\n${watching.output()}`,
+      },
+    );
     fs.rmSync(path.join(dir, 'page.html'));
-    await waitFor(() => !fs.existsSync(target) && out.includes('Deleted HDS/live/page.html'), {
+    await waitFor(() => !fs.existsSync(target) && watching.output().includes('Deleted HDS/live/page.html'), {
       timeout: 15_000,
-      message: () => `the deletion to be pushed; output so far:\n${out}`,
+      message: () => `the deletion to be pushed; output so far:\n${watching.output()}`,
     });
-    expect(out).toMatch(
+    expect(watching.output()).toMatch(
       /Created HDS\/live\/page\.html[\s\S]*Changed HDS\/live\/page\.html[\s\S]*Deleted HDS\/live\/page\.html/,
     );
     expect(fs.existsSync(path.join(h.contracts, 'HDS', 'live', 'existing.html'))).toBe(false); // not pushed: it did not change

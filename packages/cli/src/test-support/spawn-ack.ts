@@ -53,6 +53,22 @@ export function runAck(
   });
 }
 
+/**
+ * `ack sync watch ...args` left running: its output so far (stdout and stderr together) and its
+ * exit code once it ends. The caller stops it (SIGINT) and pushes a SIGKILL to its cleanups.
+ */
+export function watchAck(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [ACK_BIN, 'sync', 'watch', ...args], {
+    env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, output: () => out, exited };
+}
+
 export interface ServingAck {
   child: ChildProcess;
   url: string;

@@ -168,6 +168,70 @@ describe('the access line', () => {
     expect(new Set(lines.map((l) => /\[([^\]]+)\]$/.exec(l)![1])).size).toBe(5);
   });
 
+  it('is written for every answer the edge gives itself: a bad percent-encoding, a second Host, a declared body over the limit, a CORS preflight', async () => {
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: {
+          LoadModules: ['probe'],
+          UseHttpLogging: true,
+          AccessLogFilePath: '../log/access.log',
+          WithOrigins: ['http://allowed.test'],
+        },
+        Kestrel: { Limits: { MaxRequestBodySize: 100 } },
+        Serilog: { WriteTo: [{ Name: 'File', Args: { path: '../log/app.log' } }] },
+      }),
+      moduleFiles(['probe']),
+    );
+    const running = await hosts.start(home, { probe: probeModule() });
+    const send = async (head: string) => {
+      const raw = await rawConnection(running.url);
+      raw.write(head);
+      const answer = await raw.until(/\r\n\r\n/);
+      raw.destroy();
+      return answer.split('\r\n')[0];
+    };
+    const statuses = [
+      await send('GET /probe-static/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      await send('GET /probe-static HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n'),
+      await send('POST /probe-static HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\nConnection: close\r\n\r\n'),
+      await send(
+        'OPTIONS /probe-static HTTP/1.1\r\nHost: x\r\nOrigin: http://allowed.test\r\nAccess-Control-Request-Method: PUT\r\nConnection: close\r\n\r\n',
+      ),
+      // The neighbours the edge lets through: a good escape, one Host, a body at the limit.
+      await send('GET /probe-static%41 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      await send(
+        `POST /probe-static HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close\r\n\r\n${'a'.repeat(100)}`,
+      ),
+    ];
+    expect(statuses.slice(0, 4)).toEqual([
+      'HTTP/1.1 400 Bad Request',
+      'HTTP/1.1 400 Bad Request',
+      'HTTP/1.1 413 Payload Too Large',
+      'HTTP/1.1 204 No Content',
+    ]);
+    await running.close();
+    const lines = fs
+      .readFileSync(path.join(home.home, 'log', 'access.log'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(lines).toHaveLength(6);
+    for (const line of lines) expect(line).toMatch(COMBINED);
+    const seen = lines.map((l) => {
+      const m = COMBINED.exec(l)!;
+      return `${m[4]} ${m[5]} ${m[6]}`;
+    });
+    expect(seen.slice(0, 4)).toEqual([
+      'GET /probe-static/%zz 400',
+      'GET /probe-static 400',
+      'POST /probe-static 413',
+      'OPTIONS /probe-static 204',
+    ]);
+    expect(seen.slice(4).map((s) => s.split(' ').slice(0, 2).join(' '))).toEqual([
+      'GET /probe-static%41',
+      'POST /probe-static',
+    ]);
+  });
+
   it('leaves Node answering a refused request itself when access lines are off', async () => {
     const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'] } }), moduleFiles(['probe']));
     const running = await hosts.start(home, { probe: probeModule() });

@@ -89,6 +89,30 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
   const hostFilter = createHostFilter(settings.AllowedHosts);
   const handlers: RawHandler[] = [];
+  let clientError: Edge['clientError'];
+  // First of all the edge's handlers, so every answer has its line, the edge's own refusals
+  // (a bad percent-encoding, a second Host, a declared body over the limit, a CORS preflight)
+  // included: one line per request (docs/logging.md).
+  if (app.UseHttpLogging) {
+    const access = logger.child('http');
+    handlers.push((req, res, next) => {
+      const sent = countBodyBytes(res);
+      res.once('finish', () => {
+        access.info(accessLine(req, res, sent()));
+      });
+      next();
+    });
+    clientError = (err, duplex) => {
+      // As Node answers when nothing listens (docs/logging.md): only when the connection can still
+      // take an answer, and not in the middle of a response already going out.
+      const socket = duplex as Socket & { _httpMessage?: { _headerSent?: boolean } };
+      if (!socket.writable || socket._httpMessage?._headerSent) return void socket.destroy();
+      const status = refusalStatus(err.code);
+      socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+      socket.destroySoon();
+      access.info(refusedAccessLine(normalizeIp(socket.remoteAddress), err.rawPacket, status, nextRequestId()));
+    };
+  }
 
   if (!allowList.open) {
     handlers.push((req, res, next) => {
@@ -145,28 +169,6 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
     next();
   });
   handlers.push(createCorsHandler(app.WithOrigins, app.Security.EnablePublicCorsPolicy));
-  let clientError: Edge['clientError'];
-  if (app.UseHttpLogging) {
-    const access = logger.child('http');
-    handlers.push((req, res, next) => {
-      const sent = countBodyBytes(res);
-      res.once('finish', () => {
-        access.info(accessLine(req, res, sent()));
-      });
-      next();
-    });
-    clientError = (err, duplex) => {
-      // As Node answers when nothing listens (docs/logging.md): only when the connection can still
-      // take an answer, and not in the middle of a response already going out.
-      const socket = duplex as Socket & { _httpMessage?: { _headerSent?: boolean } };
-      if (!socket.writable || socket._httpMessage?._headerSent) return void socket.destroy();
-      const status = refusalStatus(err.code);
-      socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
-      socket.destroySoon();
-      access.info(refusedAccessLine(normalizeIp(socket.remoteAddress), err.rawPacket, status, nextRequestId()));
-    };
-  }
-
   return {
     handlers,
     refuseHost,

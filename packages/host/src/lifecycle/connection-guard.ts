@@ -7,6 +7,7 @@ import { problemBody } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { normalizeIp } from '../pipeline/edge/client-address.js';
+import { createResponseStallWatch } from './response-stall.js';
 
 type Http1Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 type Http2Listener<Res extends http2.Http2ServerResponse> = (req: http2.Http2ServerRequest, res: Res) => void;
@@ -25,7 +26,11 @@ type Http2Listener<Res extends http2.Http2ServerResponse> = (req: http2.Http2Ser
  * - slow headers: HTTP/1.1 has Node's `headersTimeout` and TLS a handshake time-out (both set by
  *   the listeners); an HTTP/2 connection must open its first stream within
  *   `RequestHeadersTimeout` and is closed after `KeepAliveTimeout` without an open stream,
- *   whatever frames it keeps sending.
+ *   whatever frames it keeps sending;
+ * - `ResponseStallTimeout`: a response the client takes nothing of is cut (the HTTP/1.1 socket, or
+ *   the HTTP/2 stream), which closes the file it was sending (lifecycle/response-stall.ts);
+ * - `Http2:MaxStreamsPerClient`: open HTTP/2 streams of one client address over all its
+ *   connections; one more is refused with `RST_STREAM REFUSED_STREAM`, which a client may retry.
  */
 export interface ConnectionGuard {
   /** Wraps the HTTP/1.1 request listener (body watch, close after an early error). */
@@ -103,6 +108,14 @@ function lingerBeforeClosing(req: http.IncomingMessage): void {
     req.once('end', close);
     req.resume(); // discarded
   };
+}
+
+function resetConnection(socket: Socket): void {
+  try {
+    socket.resetAndDestroy();
+  } catch {
+    socket.destroy(); // TLS: its handle is not a TCP one
+  }
 }
 
 const carriesBody = (headers: http.IncomingHttpHeaders) => {
@@ -202,6 +215,20 @@ export function createConnectionGuard(
     req.once('close', () => socket.off('close', onClose));
   };
 
+  const stallMs = limits.ResponseStallTimeout === null ? null : parseTimeSpanMs(limits.ResponseStallTimeout);
+  const stalls =
+    stallMs === null
+      ? undefined
+      : createResponseStallWatch(stallMs, (count) => {
+          if (count === 1 || count % 100 === 0) {
+            logger.warn(`response not taken by its client for ${stallMs} ms: cut (${count} so far)`);
+          }
+        });
+  // HTTP/1.1: watched per socket (one response at a time), TLS or not, from its first request.
+  const watchedSockets = new WeakSet<Socket>();
+  const maxStreamsPerClient = limits.Http2.MaxStreamsPerClient;
+  const streamsPerClient = new Map<string, number>();
+
   const perClient = new Map<string, number>();
   const maxPerClient = limits.MaxConnectionsPerClient;
   const tooMany = () => {
@@ -218,6 +245,12 @@ export function createConnectionGuard(
   return {
     http1(listener) {
       return (req, res) => {
+        const socket = req.socket;
+        if (stalls && !watchedSockets.has(socket)) {
+          watchedSockets.add(socket);
+          // A reset, not a FIN: a FIN waits behind the bytes the client is not taking.
+          stalls.watch(socket, () => resetConnection(socket));
+        }
         if (carriesBody(req.headers)) {
           closeAfterEarlyError(req, res);
           endWithConnection(req);
@@ -309,17 +342,38 @@ export function createConnectionGuard(
           idle.unref();
         };
         arm(headersTimeoutMs);
+        const address = normalizeIp(session.socket?.remoteAddress);
+        const capped = maxStreamsPerClient !== null && !trustsProxy(session.socket?.remoteAddress);
         session.on('stream', (stream: http2.ServerHttp2Stream) => {
           open++;
           clearTimeout(idle);
           stream.once('close', () => {
             if (--open === 0 && !session.closed) arm(keepAliveMs);
           });
+          if (capped) {
+            const held = (streamsPerClient.get(address) ?? 0) + 1;
+            streamsPerClient.set(address, held);
+            stream.once('close', () => {
+              const left = (streamsPerClient.get(address) ?? 1) - 1;
+              if (left <= 0) streamsPerClient.delete(address);
+              else streamsPerClient.set(address, left);
+            });
+            if (held > maxStreamsPerClient) {
+              stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+              return;
+            }
+          }
+          if (stalls) {
+            stalls.watch(stream, () => {
+              if (!stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
+            });
+          }
         });
         session.once('close', () => clearTimeout(idle));
       });
     },
     close() {
+      stalls?.close();
       if (timer) clearInterval(timer);
       timer = undefined;
       watched.clear();

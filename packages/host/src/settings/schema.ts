@@ -276,6 +276,8 @@ export const KestrelSchema = z.looseObject({
         .looseObject({
           /** Concurrent streams a client may open on one HTTP/2 connection (Kestrel's default). */
           MaxStreamsPerConnection: z.number().int().positive().default(100),
+          /** Open streams one client address may hold over all its connections (trusted proxies not counted). null: no limit. */
+          MaxStreamsPerClient: z.number().int().positive().nullable().default(256),
         })
         .prefault({}),
       /**
@@ -289,6 +291,8 @@ export const KestrelSchema = z.looseObject({
         })
         .nullable()
         .default({ BytesPerSecond: 240, GracePeriod: '00:00:05' }),
+      /** A response with bytes waiting that the client takes none of for this long is cut. null: never. */
+      ResponseStallTimeout: timeSpan.nullable().default('00:00:30'),
       /** Most open connections one client address may hold (trusted proxies are not counted). null: no limit. */
       MaxConnectionsPerClient: z.number().int().positive().nullable().default(256),
     })

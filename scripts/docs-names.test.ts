@@ -168,6 +168,15 @@ test('the rules tell paths and code names from settings keys, URLs and values', 
   expect(isRepositoryPath('packages/host/src/fs/')).toBe(true);
   for (const other of ['/view/page.html', '../log/app.log', '@ack/host', 'application/problem+json', 'http/1.1'])
     expect(isRepositoryPath(other), other).toBe(false);
+  // The guide's home: what `ack init` lays out, and nothing else.
+  expect(inGuideHome('my-home/modules/wwwroot/module.json')).toBe(true);
+  expect(inGuideHome('my-home/shared/')).toBe(true);
+  for (const other of [
+    'my-home/modules/wwwroot/module.jsonc',
+    'my-home/modules/hello/',
+    'examples/basic/app/appsettings.json',
+  ])
+    expect(inGuideHome(other), other).toBe(false);
   expect(codeNames('toStatic')).toEqual(['toStatic']);
   expect(codeNames('host.close()')).toEqual(['host', 'close']);
   expect(codeNames('ProblemError')).toEqual(['ProblemError']);

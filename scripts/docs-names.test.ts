@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import { expect, test } from 'vitest';
+import { initHome } from '../packages/cli/src/commands/init.js';
 
 // The docs name files and code; both must exist. The rules are in CONTRIBUTING.md ("Docs that name
 // code"): backticked repository paths must exist, backticked code names must occur in the sources.
@@ -31,10 +33,14 @@ const OUTSIDE_NAMES: Record<string, string> = {
   publishConfig: 'a package.json field read by pnpm',
 };
 
-/** README.md, CONTRIBUTING.md and docs/*.md. */
+/** README.md, CONTRIBUTING.md, docs/*.md and the guide, docs/guide/*.md. */
 function pages(): string[] {
-  const docs = fs.readdirSync(path.join(repo, 'docs')).filter((f) => f.endsWith('.md'));
-  return ['README.md', 'CONTRIBUTING.md', ...docs.map((f) => `docs/${f}`)];
+  const markdown = (dir: string) =>
+    fs
+      .readdirSync(path.join(repo, dir))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `${dir}/${f}`);
+  return ['README.md', 'CONTRIBUTING.md', ...markdown('docs'), ...markdown('docs/guide')];
 }
 
 /** The single-backtick spans of a page outside fenced code blocks, each with the pages it is in. */
@@ -122,12 +128,27 @@ function sourceIdentifiers(): Set<string> {
   return ids;
 }
 
+/**
+ * The guide (docs/guide/) names the files of the reader's home, `my-home/...`: each must be in a
+ * home laid out by `ack init`.
+ */
+const initLayout = (() => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-docs-init-'));
+  try {
+    initHome(path.join(dir, 'my-home'));
+    return new Set(walk(dir));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+})();
+const inGuideHome = (token: string) => token.startsWith('my-home/') && initLayout.has(token);
+
 const tokens = backticked();
 const where = (token: string) => [...(tokens.get(token) ?? [])].join(', ');
 
 test('every backticked repository path in the docs exists', () => {
   const missing = [...tokens.keys()]
-    .filter((t) => isRepositoryPath(t) && !(t in EXAMPLE_PATHS) && !pathExists(t))
+    .filter((t) => isRepositoryPath(t) && !(t in EXAMPLE_PATHS) && !inGuideHome(t) && !pathExists(t))
     .map((t) => `${t} (${where(t)})`);
   expect(missing, `paths the docs name that do not exist:\n${missing.join('\n')}`).toEqual([]);
 });
@@ -147,6 +168,15 @@ test('the rules tell paths and code names from settings keys, URLs and values', 
   expect(isRepositoryPath('packages/host/src/fs/')).toBe(true);
   for (const other of ['/view/page.html', '../log/app.log', '@ack/host', 'application/problem+json', 'http/1.1'])
     expect(isRepositoryPath(other), other).toBe(false);
+  // The guide's home: what `ack init` lays out, and nothing else.
+  expect(inGuideHome('my-home/modules/wwwroot/module.json')).toBe(true);
+  expect(inGuideHome('my-home/shared/')).toBe(true);
+  for (const other of [
+    'my-home/modules/wwwroot/module.jsonc',
+    'my-home/modules/hello/',
+    'examples/basic/app/appsettings.json',
+  ])
+    expect(inGuideHome(other), other).toBe(false);
   expect(codeNames('toStatic')).toEqual(['toStatic']);
   expect(codeNames('host.close()')).toEqual(['host', 'close']);
   expect(codeNames('ProblemError')).toEqual(['ProblemError']);

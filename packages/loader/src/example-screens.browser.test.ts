@@ -14,6 +14,7 @@ const shots =
     ? path.resolve(exampleHome, '../../docs/images')
     : fs.mkdtempSync(path.join(os.tmpdir(), 'ack-screens-'));
 const ACCENT = 'rgb(11, 110, 79)';
+const SURFACE = 'rgb(238, 245, 241)';
 
 const example = useExampleInBrowser(startExampleHost);
 afterAll(() => {
@@ -38,6 +39,38 @@ async function themed(page: Page): Promise<{ bar: string; h1: string }> {
 }
 
 describe('example screens', () => {
+  // The first frame that paints the screen's bar must already be themed: a screen whose theme came
+  // after its first paint showed a bare page (docs/loader.md, "Styled from the first frame"). Read
+  // in requestAnimationFrame, which runs just before each frame is painted and not at all while the
+  // page's own style sheets are still on their way; no wait of any length.
+  for (const screen of ['/view/ORD/ORD010.html', '/htmx/contacts.html', '/']) {
+    it(`${screen}: its first frame is themed`, async () => {
+      const { page, pageErrors } = await observedPage(example.browser);
+      try {
+        await page.addInitScript(() => {
+          const look = () => {
+            const bar = document.querySelector('.ack-bar');
+            if (!bar) return requestAnimationFrame(look);
+            (window as unknown as { firstFrame: unknown }).firstFrame = {
+              bar: getComputedStyle(bar).backgroundColor,
+              body: getComputedStyle(document.body).backgroundColor,
+            };
+          };
+          requestAnimationFrame(look);
+        });
+        await page.goto(`${example.url}${screen}`);
+        await page.waitForFunction(() => 'firstFrame' in window);
+        expect(await page.evaluate(() => (window as unknown as { firstFrame: unknown }).firstFrame)).toEqual({
+          bar: ACCENT,
+          body: SURFACE,
+        });
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+  }
+
   it('orders: a list and a detail form through the index APIs, with the shared files joined', async () => {
     const { page, pageErrors } = await observedPage(example.browser);
     try {
@@ -83,8 +116,10 @@ describe('example screens', () => {
       await page.goto(`${example.url}/htmx/contacts.html`);
       await page.waitForSelector('#contacts-table tbody tr');
       expect(await themed(page)).toEqual({ bar: ACCENT, h1: ACCENT });
+      // The right-hand panel says what it is for before a contact is chosen (it was an empty card).
+      expect(await page.textContent('main > section:nth-child(2)')).toContain('Choose a contact');
       await page.click('#contacts-table tbody tr:first-child a');
-      await page.waitForSelector('#editor *');
+      await page.waitForSelector('#editor #contact-details');
       await screenshot(page, 'example-contacts');
       expect(pageErrors).toEqual([]);
     } finally {

@@ -75,7 +75,21 @@ describe('ack init', () => {
 
     const { page, pageErrors } = await observedPage(browser);
     try {
+      // The first frame that paints the heading is already themed (docs/loader.md, "Styled from the
+      // first frame"): read in requestAnimationFrame, just before each frame is painted.
+      await page.addInitScript(() => {
+        const look = () => {
+          const h1 = document.querySelector('h1');
+          if (!h1) return requestAnimationFrame(look);
+          (window as unknown as { firstFrame: unknown }).firstFrame = getComputedStyle(h1).color;
+        };
+        requestAnimationFrame(look);
+      });
       await page.goto(`${url}/`);
+      await page.waitForFunction(() => 'firstFrame' in window);
+      expect(await page.evaluate(() => (window as unknown as { firstFrame: unknown }).firstFrame)).toBe(
+        'rgb(11, 110, 79)',
+      );
       await page.waitForSelector('#greeting[data-state="ready"]', { timeout: 15_000 });
       expect(await page.textContent('#greeting')).toBe('Hello from a shared file (Your company)');
       expect(await page.$$eval('#joined li', (lis) => lis.map((li) => li.textContent))).toEqual([

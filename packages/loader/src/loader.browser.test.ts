@@ -132,6 +132,11 @@ beforeAll(async () => {
         'joined.js': JOINED,
         'esm.js': ESM,
         'auto.html': page('data-ack-autoload'),
+        // The page links the shared theme itself, to paint styled from its first frame.
+        'linked.html': page('data-ack-autoload').replace(
+          '<script src="/lib',
+          '<link rel="stylesheet" href="/shared/theme.css">\n<script src="/lib',
+        ),
         'prefixed.html': page('data-ack-autoload data-ack-id-prefix="shared_"'),
         'clash.html': page(
           'data-ack-autoload',
@@ -200,6 +205,17 @@ describe('standalone (data-ack-autoload)', () => {
       return { color: s.color, letterSpacing: s.letterSpacing };
     });
     expect(h1).toEqual({ color: 'rgb(0, 128, 0)', letterSpacing: '3px' });
+  });
+
+  it('does not link a style the page already links; it still reports it, and the others join', async () => {
+    const p = await openAndWait('/linked.html');
+    const links = await p.evaluate(() =>
+      [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.getAttribute('href')),
+    );
+    expect(links).toEqual(['/shared/theme.css', '/shared/more.css']);
+    expect((await probe(p)).ready).toMatchObject({ styles: ['/shared/theme.css', '/shared/more.css'] });
+    const h1 = await p.evaluate(() => getComputedStyle(document.querySelector('h1')!).letterSpacing);
+    expect(h1).toBe('3px');
   });
 
   it('runs the shared scripts in manifest order, before the end is announced', async () => {

@@ -191,7 +191,12 @@ function inserted(element: HTMLLinkElement | HTMLScriptElement, url: string, res
  */
 export async function start(options: LoaderOptions = {}): Promise<LoaderResult> {
   const result = await joinSharedFiles([], [], options);
-  const loads = result.styles.map((href) => {
+  // A style the page links itself (to paint styled from its first frame) is not linked twice.
+  const linked = new Set(
+    [...document.querySelectorAll<HTMLLinkElement>('link[rel~=stylesheet]')].map((link) => link.href),
+  );
+  const loads = result.styles.flatMap((href) => {
+    if (linked.has(new URL(href, location.href).href)) return [];
     const link = document.createElement('link');
     link.rel = 'stylesheet';
     link.href = href;

@@ -93,7 +93,10 @@ const SAMPLE_SCREEN = `<!doctype html>
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>ack is running</title>
   <!-- The browser loader, served by the wwwroot module itself: it joins the shared files of
-       config/shared_files.json (a style sheet and a settings file) to this screen. -->
+       config/shared_files.json (a style sheet and a settings file) to this screen. The shared
+       theme is also linked here, so that the first frame is already styled; the loader does not
+       link it twice (docs/loader.md). -->
+  <link rel="stylesheet" href="/shared/theme.css">
   <script src="/wwwroot/api/loader/ack.loader.js" data-ack-autoload></script>
   <script src="/app.js" defer></script>
 </head>

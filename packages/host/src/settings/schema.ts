@@ -204,6 +204,8 @@ export const SinkSchema = z.looseObject({
       retainedFileCountLimit: z.number().int().positive().nullable().optional(),
       buffered: z.boolean().optional(),
       flushToDiskInterval: timeSpan.optional(),
+      /** A Serilog JSON formatter's type name (docs/logging.md "JSON lines"); checked when logging starts. */
+      formatter: z.unknown().optional(),
     })
     .prefault({}),
 });

@@ -74,7 +74,16 @@ function hostFieldCount(raw: string[]): number {
   return count;
 }
 
-export function createEdge(settings: HostSettings, paths: HostPaths, logger: Logger): Edge {
+/**
+ * `first`: handlers that run before every other edge check (the health URLs, which a balancer
+ * probes by address, without the client address or Host rules that apply to people).
+ */
+export function createEdge(
+  settings: HostSettings,
+  paths: HostPaths,
+  logger: Logger,
+  first: readonly RawHandler[] = [],
+): Edge {
   const app = settings.AppSettings;
   const forwarded = createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy);
   const allowList = createIpAllowList(app.WithOnlyIPs);
@@ -88,7 +97,7 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   const secureHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, csp, true);
   const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
   const hostFilter = createHostFilter(settings.AllowedHosts);
-  const handlers: RawHandler[] = [];
+  const handlers: RawHandler[] = [...first];
 
   if (!allowList.open) {
     handlers.push((req, res, next) => {

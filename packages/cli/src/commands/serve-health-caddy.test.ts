@@ -44,7 +44,8 @@ async function serve(h: TestHome): Promise<ServingAck> {
 
 async function startCaddy(port: number, upstreams: string[]): Promise<string> {
   const config = path.join(work, 'Caddyfile');
-  // The Caddy example of docs/operations.md, with a short interval for the test.
+  // The Caddy example of docs/operations.md, with a short interval for the test, and without its
+  // lb_try_duration: no retry on another host hides a request sent to a host that closed.
   fs.writeFileSync(
     config,
     `{
@@ -57,7 +58,6 @@ http://127.0.0.1:${port} {
 	bind 127.0.0.1
 	reverse_proxy ${upstreams.join(' ')} {
 		lb_policy round_robin
-		lb_try_duration 5s
 		health_uri /readyz
 		health_interval 200ms
 		health_timeout 1s
@@ -153,7 +153,7 @@ describe('behind Caddy with active health checks on /readyz', () => {
     expect(bGone).toBe(true);
     expect(await bExited).toBe(0);
     expect(results.failed, results.failures.join('\n')).toBe(0);
-    expect(results.ok).toBeGreaterThan(150);
+    expect(results.ok).toBeGreaterThanOrEqual(150);
     expect(await whoAnswers(url, 4)).toEqual(Array(4).fill('A'));
     a.child.kill('SIGTERM');
     await once(a.child, 'exit');

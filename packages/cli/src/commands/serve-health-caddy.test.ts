@@ -99,7 +99,9 @@ describe('behind Caddy with active health checks on /readyz', () => {
     const redisPort = await freePort();
     const redis = await startRedisServer(redisPort);
     stops.push(() => redis.stop());
-    const a = await serve(home('A', { CacheType: 'Redis', RedisConnectionString: `127.0.0.1:${redisPort}`, StoreTimeoutSeconds: 1 }));
+    const a = await serve(
+      home('A', { CacheType: 'Redis', RedisConnectionString: `127.0.0.1:${redisPort}`, StoreTimeoutSeconds: 1 }),
+    );
     const b = await serve(home('B', { CacheType: 'Memory' }));
     const url = await startCaddy(await freePort(), [a.url.replace('http://', ''), b.url.replace('http://', '')]);
 

@@ -42,7 +42,8 @@ describe('ack serve with a JSON formatter', () => {
         { timeout: 60_000, interval: 100 },
       );
       const url = /listening on (http:\/\/[^\s"]+)/.exec(stdout)![1]!;
-      for (let i = 0; i < 20; i++) expect((await fetch(`${url}/a.txt?i=${i}`, { headers: { Connection: 'close' } })).status).toBe(200);
+      for (let i = 0; i < 20; i++)
+        expect((await fetch(`${url}/a.txt?i=${i}`, { headers: { Connection: 'close' } })).status).toBe(200);
     } finally {
       child.kill('SIGTERM');
     }
@@ -69,7 +70,10 @@ describe('ack serve with a JSON formatter', () => {
       expect(access, where).toHaveLength(20);
     }
     // The workers' lines name two different processes.
-    const consoleRecords = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const consoleRecords = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const listening = consoleRecords.filter((r) => /^listening on/.test(r['@mt'] as string));
     expect(new Set(listening.map((r) => `${r.ProcessId}/${r.WorkerId}`)).size).toBe(2);
   });

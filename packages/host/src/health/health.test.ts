@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHost } from '../host.js';
 import {
   freePort,
+  makeTestCertificate,
   moduleFiles,
+  nodeHttp2Client,
   probeModule,
   startRedisServer,
   testAppSettings,
@@ -24,14 +26,19 @@ async function get(url: string, init: RequestInit = {}) {
   const res = await fetch(url, init);
   const text = await res.text();
   const json = /json/.test(res.headers.get('content-type') ?? '');
-  return { status: res.status, headers: res.headers, text, body: json && text ? (JSON.parse(text) as unknown) : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    body: json && text ? (JSON.parse(text) as unknown) : undefined,
+  };
 }
 
 async function startHost(appSettings: Record<string, unknown> = {}, files: Record<string, object | string> = {}) {
-  const home = hosts.home(
-    testAppSettings({ AppSettings: { LoadModules: ['probe'], ...appSettings } }),
-    { ...moduleFiles(['probe']), ...files },
-  );
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['probe'], ...appSettings } }), {
+    ...moduleFiles(['probe']),
+    ...files,
+  });
   return hosts.start(home, { probe: probeModule() });
 }
 
@@ -69,6 +76,27 @@ describe('health URLs', () => {
     expect(post.text).not.toMatch(/"status":"ready"/);
   });
 
+  it('answer over HTTP/2 as over HTTP/1.1', async () => {
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: { LoadModules: ['probe'], ServerDevCertFilePath: 'dev.crt', ServerDevCertKeyFilePath: 'dev.key' },
+      }),
+      moduleFiles(['probe']),
+    );
+    makeTestCertificate(home.appDir);
+    const t = await hosts.start(home, { probe: probeModule() }, {}, { tlsPort: 0 });
+    const client = nodeHttp2Client(t.host.tlsUrl);
+    cleanups.push(() => client.close());
+    for (const method of ['GET', 'HEAD']) {
+      const res = await client.send({ method, path: '/readyz' });
+      expect(res.version).toBe('2');
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.text).toBe(method === 'GET' ? '{"status":"ready"}' : '');
+    }
+    expect((await client.send({ path: '/readyz/' })).status).toBe(404);
+  });
+
   it('take their paths from AppSettings:Health, and an empty path turns one off', async () => {
     const t = await startHost({ Health: { ReadinessPath: '/health/ready', LivenessPath: '' } });
     expect((await get(`${t.url}/health/ready`)).body).toEqual({ status: 'ready' });
@@ -77,9 +105,18 @@ describe('health URLs', () => {
   });
 
   it('are answered before the client-address allow-list and AllowedHosts, which still refuse every other path', async () => {
-    const t = await startHost({ WithOnlyIPs: ['10.9.9.9'] });
-    expect((await get(`${t.url}/readyz`)).status).toBe(200);
-    expect((await get(`${t.url}/probe-static`)).status).toBe(403);
+    const byAddress = await startHost({ WithOnlyIPs: ['10.9.9.9'] });
+    expect((await get(`${byAddress.url}/readyz`)).status).toBe(200);
+    expect((await get(`${byAddress.url}/probe-static`)).status).toBe(403);
+    const t = await startHost();
+    const hostOnly = hosts.home(
+      testAppSettings({ AppSettings: { LoadModules: ['probe'] }, AllowedHosts: 'app.example.com' }),
+      moduleFiles(['probe']),
+    );
+    const byHost = await hosts.start(hostOnly, { probe: probeModule() });
+    expect((await get(`${byHost.url}/readyz`)).status).toBe(200);
+    expect((await get(`${byHost.url}/probe-static`)).status).toBe(400);
+    expect((await get(`${t.url}/probe-static`)).status).toBe(200);
   });
 });
 

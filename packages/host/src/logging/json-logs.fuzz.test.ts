@@ -64,7 +64,11 @@ describe('JSON formatters', () => {
       WorkerId: 3,
     });
     expect(warn).toMatchObject({ '@mt': 'slow', '@l': 'Warning' });
-    expect(error).toMatchObject({ '@mt': 'failed', '@l': 'Error', '@x': expect.stringMatching(/^Error: boom\n\s+at /) });
+    expect(error).toMatchObject({
+      '@mt': 'failed',
+      '@l': 'Error',
+      '@x': expect.stringMatching(/^Error: boom\n\s+at /),
+    });
     // A property named with `@` is not taken for a field: Serilog doubles the `@`.
     expect(odd).toMatchObject({ '@@odd': 1 });
   });
@@ -122,13 +126,17 @@ describe('JSON formatters', () => {
       },
     });
     expect(serilogWarnings(settings.Serilog)).toEqual([
-      expect.stringMatching(/^Serilog:WriteTo:0: formatter "Serilog\.Formatting\.Elasticsearch\.ElasticsearchJsonFormatter, X" is not supported/),
+      expect.stringMatching(
+        /^Serilog:WriteTo:0: formatter "Serilog\.Formatting\.Elasticsearch\.ElasticsearchJsonFormatter, X" is not supported/,
+      ),
       expect.stringMatching(/^Serilog:WriteTo:1:Args:configure:0: formatter "Nope" is not supported/),
     ]);
     const logger = setUp('Serilog.Formatting.Compact.CompactJsonFormatterX');
     logger.info('plain');
     const [warning, plain] = await lines();
-    expect(warning).toMatch(/WRN\] Serilog:WriteTo:0: formatter "Serilog\.Formatting\.Compact\.CompactJsonFormatterX" is not supported/);
+    expect(warning).toMatch(
+      /WRN\] Serilog:WriteTo:0: formatter "Serilog\.Formatting\.Compact\.CompactJsonFormatterX" is not supported/,
+    );
     expect(plain).toMatch(/INF\] plain \[worker 3 pid 4321\]$/);
   });
 
@@ -136,7 +144,12 @@ describe('JSON formatters', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-jsonlog-'));
     const settings = HostSettingsSchema.parse({
       Serilog: {
-        WriteTo: [{ Name: 'File', Args: { path: '../log/app.log', outputTemplate: '{WorkerId}/{ProcessId} {Message}{NewLine}' } }],
+        WriteTo: [
+          {
+            Name: 'File',
+            Args: { path: '../log/app.log', outputTemplate: '{WorkerId}/{ProcessId} {Message}{NewLine}' },
+          },
+        ],
       },
     });
     logging = createHostLogging(settings, createHostPaths(path.join(dir, 'app'), {}), {
@@ -148,11 +161,29 @@ describe('JSON formatters', () => {
   });
 
   it('every message, with line breaks, quotes, braces and any Unicode, is one JSON line that gives it back', async () => {
-    const odd = fc.constantFrom('\n', '\r\n', '\u2028', '"', '\\', '{', '}', '{{', '\u0000', '\u001b[31m', '\ud800', 'é', '😀');
+    const odd = fc.constantFrom(
+      '\n',
+      '\r\n',
+      '\u2028',
+      '"',
+      '\\',
+      '{',
+      '}',
+      '{{',
+      '\u0000',
+      '\u001b[31m',
+      '\ud800',
+      'é',
+      '😀',
+    );
     const message = fc.array(fc.oneof(fc.string({ unit: 'binary' }), odd), { maxLength: 8 }).map((p) => p.join(''));
-    const meta = fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constant('@t')), fc.oneof(fc.string(), fc.integer()), {
-      maxKeys: 3,
-    });
+    const meta = fc.dictionary(
+      fc.oneof(fc.string({ maxLength: 6 }), fc.constant('@t')),
+      fc.oneof(fc.string(), fc.integer()),
+      {
+        maxKeys: 3,
+      },
+    );
     for (const [formatter, field] of [
       [COMPACT, '@mt'],
       [RENDERED, '@m'],

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { useTestHosts } from '@ack/host/test-support';
-import { ACK_BIN } from '../test-support/spawn-ack.js';
+import { ACK_BIN, runAck } from '../test-support/spawn-ack.js';
 
 // JSON logs as an operator runs them (docs/logging.md "JSON lines"): `ack serve --workers 2` with
 // the original host's CompactJsonFormatter on the console and the file. Every line of the console
@@ -76,5 +76,31 @@ describe('ack serve with a JSON formatter', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     const listening = consoleRecords.filter((r) => /^listening on/.test(r['@mt'] as string));
     expect(new Set(listening.map((r) => `${r.ProcessId}/${r.WorkerId}`)).size).toBe(2);
+  });
+
+  it('ack check warns about a formatter this host does not know, naming the sink, and not about the known ones', async () => {
+    const home = hosts.home({
+      AppSettings: { LoadModules: [] },
+      Serilog: {
+        WriteTo: [
+          { Name: 'Console', Args: { formatter: COMPACT } },
+          {
+            Name: 'File',
+            Args: {
+              path: '../log/app.log',
+              formatter: 'Serilog.Formatting.Display.MessageTemplateTextFormatter, Serilog',
+            },
+          },
+        ],
+      },
+    });
+    const run = await runAck(['check', '--app-dir', home.appDir, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const warnings = (JSON.parse(run.stdout) as { warnings: string[] }).warnings.filter((w) => w.includes('formatter'));
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^Serilog:WriteTo:1: formatter "Serilog\.Formatting\.Display\.MessageTemplateTextFormatter, Serilog" is not supported/,
+      ),
+    ]);
   });
 });

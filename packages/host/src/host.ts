@@ -16,6 +16,7 @@ import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecyc
 import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { abandonStart, stopHost } from './lifecycle/shutdown.js';
 import { createUpgrades } from './websocket/index.js';
+import { createHealth } from './health/index.js';
 import type { AckHost, CreateHostOptions } from './host-api.js';
 
 export type { ListenOptions, ListeningEndpoint };
@@ -68,7 +69,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     selfUrl: () => selfUrl,
     modules: () => loaded,
   });
-  const opened = { bus, sessionState, accessChecks };
+  const health = createHealth(app.Health, sessionState?.shared, logger.child('health'));
+  const opened = { bus, sessionState, accessChecks, health };
 
   let result: Awaited<ReturnType<typeof loadModules>>;
   try {
@@ -82,8 +84,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     return abandonStart(opened, err);
   }
   loaded.push(...result.loaded);
+  health.state.setFailedModules(result.skipped.filter((m) => m.failed).map((m) => m.id));
 
-  const edge = createEdge(settings, paths, logger);
+  const edge = createEdge(settings, paths, logger, [health.handler]);
   // The access file holds the combined lines alone, so that log tools read it as they are.
   if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')
     logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
@@ -141,6 +144,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     },
     async listen(listenOptions = {}) {
       selfUrl = await listeners.listen(listenOptions);
+      health.state.markStarted();
       return selfUrl;
     },
     get tlsUrl() {

@@ -47,6 +47,7 @@ export {
   REDACTED,
 } from './settings/redact.js';
 export type { Logger } from './logging/logger.js';
+export { serilogWarnings } from './logging/create-logging.js';
 export { createHostPaths } from './paths/host-paths.js';
 export type { HostPaths } from './paths/host-paths.js';
 export { expandEnvVars } from './paths/env-expand.js';

@@ -7,6 +7,7 @@ import {
   moduleDirectory,
   moduleJsonPath,
   readModuleJsonFile,
+  serilogWarnings,
   SettingsError,
   type HostPaths,
   type HostSettings,
@@ -41,7 +42,7 @@ export function checkHome(appDir: string): CheckReport {
   try {
     const loaded = loadHostSettings(appDir);
     settings = loaded.settings;
-    warnings.push(...loaded.warnings);
+    warnings.push(...loaded.warnings, ...serilogWarnings(loaded.settings.Serilog));
     paths = createHostPaths(path.dirname(loaded.file));
   } catch (err) {
     if (!(err instanceof SettingsError)) throw err;

@@ -124,10 +124,12 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
     log.info(`${signal}: stopping (finishing requests in flight)`);
     // A stop that cannot finish (a module whose close never returns, a disk that stopped answering)
     // must not hold the process: past the grace time and a margin, exit anyway (docs/scale-out.md).
+    // The readiness stop delay (docs/operations.md "Health") comes before the grace time.
+    const limitMs = STOP_LIMIT_MS + host.settings.AppSettings.Health.StopDelaySeconds * 1000;
     setTimeout(() => {
-      process.stderr.write(`ack: the stop did not finish within ${STOP_LIMIT_MS / 1000} s; exiting\n`);
+      process.stderr.write(`ack: the stop did not finish within ${limitMs / 1000} s; exiting\n`);
       process.exit(1);
-    }, STOP_LIMIT_MS).unref();
+    }, limitMs).unref();
     host.close({ graceMs: 10_000, drainMs }).then(
       () => (cluster.isWorker ? leaveCluster() : process.exit(0)),
       (err: unknown) => {

@@ -6,6 +6,7 @@ import type { HostFailureThrottle } from '../pipeline/edge/failure-throttle.js';
 import type { SessionState } from '../session/create-session.js';
 import type { Upgrades } from '../websocket/index.js';
 import type { Listeners } from './listeners.js';
+import type { Health } from '../health/index.js';
 
 /** What a running host holds open, each closed in the order `stopHost` gives. */
 export interface RunningParts {
@@ -16,6 +17,7 @@ export interface RunningParts {
   accessChecks: HostFailureThrottle;
   bus: InvalidationBus;
   sessionState: SessionState | undefined;
+  health: Pick<Health, 'state' | 'stopDelayMs' | 'close'>;
   logging: { close(): Promise<void> };
   logger: Logger;
 }
@@ -34,6 +36,11 @@ export interface StopOptions {
  */
 export async function stopHost(parts: RunningParts, { graceMs, drainMs }: StopOptions): Promise<void> {
   const { logger } = parts;
+  // Readiness fails first, and a balancer that probes it gets the time to see that and send new
+  // requests elsewhere, while this host still answers them (docs/operations.md "Health").
+  parts.health.state.markStopping();
+  const delayMs = parts.health.stopDelayMs();
+  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
   // A worker retired in a rolling restart first tells its clients to go elsewhere (docs/scale-out.md).
   if (drainMs > 0) await parts.listeners.drain(drainMs);
   // Uploads in flight are refused (503) and their staged files removed before anything else.
@@ -49,6 +56,7 @@ export async function stopHost(parts: RunningParts, { graceMs, drainMs }: StopOp
     }
   }
   parts.accessChecks.close();
+  parts.health.close();
   parts.bus.close();
   await parts.sessionState
     ?.close()
@@ -61,10 +69,11 @@ export async function stopHost(parts: RunningParts, { graceMs, drainMs }: StopOp
  * leave its connections, or the bus's listener, open.
  */
 export async function abandonStart(
-  parts: Pick<RunningParts, 'bus' | 'sessionState' | 'accessChecks'>,
+  parts: Pick<RunningParts, 'bus' | 'sessionState' | 'accessChecks' | 'health'>,
   err: unknown,
 ): Promise<never> {
   parts.accessChecks.close();
+  parts.health.close();
   parts.bus.close();
   await parts.sessionState?.close().catch(() => {});
   throw err;

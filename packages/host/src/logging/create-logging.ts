@@ -1,12 +1,14 @@
+import cluster from 'node:cluster';
 import winston from 'winston';
-import type { HostSettings, LogLevelName, SinkSettings } from '../settings/schema.js';
+import type { HostSettings, LogLevelName, SerilogSettings, SinkSettings } from '../settings/schema.js';
 import { DEFAULT_OUTPUT_TEMPLATE, SinkSchema } from '../settings/schema.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { exposesSecrets, redactSecretsInText } from '../settings/redact.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from './logger.js';
 import { LEVEL_RANK, minimumLevelResolver, TO_WINSTON, WINSTON_LEVELS } from './levels.js';
-import { compileTemplate, type LogEvent } from './template.js';
+import { compileTemplate, eventProperties, type LogEvent, type Render, type WorkerIdentity } from './template.js';
+import { compileJsonFormatter, resolveFormatter } from './json-formatters.js';
 import { openFileSink as createFileSink, type FileSink } from './file-sink.js';
 
 export interface HostLogging {
@@ -24,6 +26,57 @@ export interface HostLogging {
 export interface LoggingOptions {
   /** No console sink (tests). */
   quiet?: boolean;
+  /** The process the lines name; default this one (its pid, and its worker id under `ack serve --workers`). */
+  worker?: WorkerIdentity;
+}
+
+/** This process: its pid, and the id the primary gave it when it is a worker of `ack serve --workers`. */
+export function currentWorker(): WorkerIdentity {
+  const id = cluster.isWorker ? cluster.worker?.id : undefined;
+  return id === undefined ? { ProcessId: process.pid } : { ProcessId: process.pid, WorkerId: id };
+}
+
+/**
+ * What a sink's `Args:formatter` means for its lines: a JSON formatter, or the output template
+ * (none given, or one this host does not know, with a warning naming it).
+ */
+export function sinkFormatterWarning(sink: SinkSettings, where: string): string | undefined {
+  const formatter = resolveFormatter(sink.Args.formatter);
+  if (formatter.kind !== 'unknown') return undefined;
+  return `${where}: formatter "${formatter.text}" is not supported by this host (CompactJsonFormatter, RenderedCompactJsonFormatter, JsonFormatter); its lines use the output template`;
+}
+
+/**
+ * The warnings start-up logs about \`Serilog:WriteTo\` (\`ack check\` prints the same): sinks this
+ * host does not have, sinks missing what they need, formatters it does not know.
+ */
+export function serilogWarnings(serilog: SerilogSettings): string[] {
+  const warnings: string[] = [];
+  const visit = (sink: SinkSettings, where: string) => {
+    const formatterWarning = sinkFormatterWarning(sink, where);
+    if (formatterWarning) warnings.push(formatterWarning);
+    switch (sink.Name.toLowerCase()) {
+      case 'console':
+        break;
+      case 'file':
+        if (!sink.Args.path) warnings.push(`${where}: the File sink has no Args:path; ignored`);
+        break;
+      case 'async': {
+        const inner = Array.isArray(sink.Args.configure) ? sink.Args.configure : [];
+        if (inner.length === 0) warnings.push(`${where}: the Async sink has no Args:configure list; ignored`);
+        inner.forEach((item, i) => {
+          const parsed = SinkSchema.safeParse(item, { jitless: true }); // once, at start: no compiled parser
+          if (parsed.success) visit(parsed.data, `${where}:Args:configure:${i}`);
+          else warnings.push(`${where}:Args:configure:${i}: not a sink ({ "Name": ..., "Args": {...} }); ignored`);
+        });
+        break;
+      }
+      default:
+        warnings.push(`${where}: sink "${sink.Name}" is not supported by this host (Console, File, Async); ignored`);
+    }
+  };
+  serilog.WriteTo.forEach((sink, index) => visit(sink, `Serilog:WriteTo:${index}`));
+  return warnings;
 }
 
 const MESSAGE = Symbol.for('message');
@@ -34,9 +87,16 @@ const DEFAULT_FILE_SIZE_LIMIT = 1_073_741_824;
 /** Flush interval of a buffered file sink that names none. */
 const DEFAULT_FLUSH_MS = 5_000;
 
-/** A winston format that renders the sink's output template into the line winston writes. */
-function templateFormat(template: string, clean: (t: string) => string) {
-  const render = compileTemplate(template, clean);
+/**
+ * A winston format that renders the line winston writes: with the sink's JSON formatter when
+ * `formatter` names one (docs/logging.md "JSON lines"), else with its output template.
+ */
+function lineFormat(template: string, formatter: unknown, clean: (t: string) => string, worker: WorkerIdentity) {
+  const chosen = resolveFormatter(formatter);
+  const render: Render =
+    chosen.kind === 'known'
+      ? compileJsonFormatter(chosen.name, (e) => eventProperties(e, worker), clean)
+      : compileTemplate(template, clean, worker);
   return winston.format((info) => {
     (info as Record<symbol, unknown>)[MESSAGE] = render(info.event as LogEvent);
     return info;
@@ -52,7 +112,8 @@ function templateFormat(template: string, clean: (t: string) => string) {
 export function createHostLogging(settings: HostSettings, paths: HostPaths, options: LoggingOptions = {}): HostLogging {
   const serilog = settings.Serilog;
   const clean = exposesSecrets(settings) ? (t: string) => t : redactSecretsInText;
-  const warnings: string[] = [];
+  const worker = options.worker ?? currentWorker();
+  const warnings = serilogWarnings(serilog);
   const transports: winston.transport[] = [];
   const fileSinks: FileSink[] = [];
   const reportSinkError = (file: string) => {
@@ -88,17 +149,14 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
 
   const addSink = (sink: SinkSettings, where: string): void => {
     const args = sink.Args;
-    const format = templateFormat(args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean);
+    const format = lineFormat(args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, args.formatter, clean, worker);
     const level = args.restrictedToMinimumLevel ? TO_WINSTON[args.restrictedToMinimumLevel] : undefined;
     switch (sink.Name.toLowerCase()) {
       case 'console':
         if (!options.quiet) transports.push(new winston.transports.Console({ format, level, eol: '' }));
         break;
       case 'file': {
-        if (!args.path) {
-          warnings.push(`${where}: the File sink has no Args:path; ignored`);
-          break;
-        }
+        if (!args.path) break; // warned by serilogWarnings
         const file = paths.resolve(args.path);
         try {
           const fileSink = openFileSink(args, file, format, level);
@@ -111,17 +169,16 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
       }
       case 'async': {
         // Serilog's Async wrapper (`Args:configure`: a list of sinks): its sinks, written directly.
+        // Its sinks, written directly; what is wrong with them is warned by serilogWarnings.
         const inner = Array.isArray(args.configure) ? args.configure : [];
-        if (inner.length === 0) warnings.push(`${where}: the Async sink has no Args:configure list; ignored`);
         inner.forEach((item, i) => {
           const parsed = SinkSchema.safeParse(item, { jitless: true }); // once, at start: no compiled parser
           if (parsed.success) addSink(parsed.data, `${where}:Args:configure:${i}`);
-          else warnings.push(`${where}:Args:configure:${i}: not a sink ({ "Name": ..., "Args": {...} }); ignored`);
         });
         break;
       }
       default:
-        warnings.push(`${where}: sink "${sink.Name}" is not supported by this host (Console, File, Async); ignored`);
+        break;
     }
   };
   serilog.WriteTo.forEach((sink, index) => addSink(sink, `Serilog:WriteTo:${index}`));
@@ -179,7 +236,8 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
         file,
         winston.format.combine(
           onlyLabel,
-          templateFormat(outputTemplate ?? args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, clean),
+          // JSON when the first File sink writes JSON: the access file too (docs/logging.md "JSON lines").
+          lineFormat(outputTemplate ?? args.outputTemplate ?? DEFAULT_OUTPUT_TEMPLATE, args.formatter, clean, worker),
         ),
         undefined,
       );

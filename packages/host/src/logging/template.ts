@@ -16,6 +16,15 @@ export interface LogEvent {
 
 export type Render = (event: LogEvent) => string;
 
+/**
+ * The process a line comes from (docs/logging.md "Which worker"): its pid, and under
+ * `ack serve --workers` the worker id the primary gave it. A property of every line.
+ */
+export interface WorkerIdentity {
+  ProcessId: number;
+  WorkerId?: number;
+}
+
 const SHORT: Record<LogLevelName, string> = {
   Verbose: 'VRB',
   Debug: 'DBG',
@@ -112,16 +121,29 @@ function renderValue(v: unknown): string {
   }
 }
 
-function renderProperties(event: LogEvent, json: boolean): string {
+/**
+ * The properties of a line, in the order every formatter writes them: the logger label, what the
+ * caller gave, then the worker. Extra properties (a trace id) are added here, once, for every sink.
+ */
+export function eventProperties(event: LogEvent, worker: WorkerIdentity | undefined): Record<string, unknown> {
   const props: Record<string, unknown> = {};
   if (event.label) props.SourceContext = event.label;
   if (event.meta) Object.assign(props, event.meta);
+  if (worker) {
+    props.ProcessId = worker.ProcessId;
+    if (worker.WorkerId !== undefined) props.WorkerId = worker.WorkerId;
+  }
+  return props;
+}
+
+function renderProperties(event: LogEvent, json: boolean, worker: WorkerIdentity | undefined): string {
+  const props = eventProperties(event, worker);
   if (json) return renderValue(props);
   const entries = Object.entries(props).map(([k, v]) => `${k}: ${renderValue(v)}`);
   return entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`;
 }
 
-function renderException(error: Error | undefined): string {
+export function renderException(error: Error | undefined): string {
   if (!error) return '';
   let text = error.stack ?? `${error.name}: ${error.message}`;
   let cause = error.cause;
@@ -147,10 +169,20 @@ function oneLine(text: string): string {
  * `{Message[:lj|l|j]}`, `{NewLine}`, `{Exception}`, `{Properties[:j]}`, `{SourceContext}`, `{Module}`, any meta
  * property by name; `{Name,-5}` alignment; `{{` and `}}` for braces. When the template has no
  * `{Properties}`, meta given to the logger is appended to the message so that it is not lost.
- * `clean` hides secrets in the message and the exception text.
+ * `clean` hides secrets in the message and the exception text. With `worker`, `{ProcessId}` and
+ * `{WorkerId}` name it, and a worker of `ack serve --workers` whose template names neither has
+ * ` [worker 2 pid 1234]` after the message, so that every line says which process wrote it.
  */
-export function compileTemplate(template: string, clean: (text: string) => string = (t) => t): Render {
+export function compileTemplate(
+  template: string,
+  clean: (text: string) => string = (t) => t,
+  worker?: WorkerIdentity,
+): Render {
   const showsProperties = /\{Properties[:,}]/.test(template);
+  const workerMark =
+    worker?.WorkerId !== undefined && !/\{(ProcessId|WorkerId)[:,}]/.test(template)
+      ? ` [worker ${worker.WorkerId} pid ${worker.ProcessId}]`
+      : '';
   const parts: Render[] = [];
   const token = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?:,(-?\d+))?(?::([^}]*))?\}|[^{}]+|[{}]/g;
   for (const m of template.matchAll(token)) {
@@ -172,9 +204,9 @@ export function compileTemplate(template: string, clean: (text: string) => strin
         case 'Message':
           part = (e) => {
             const text = oneLine(clean(e.message));
-            if (showsProperties || !e.meta) return text;
+            if (showsProperties || !e.meta) return text + workerMark;
             const extra = Object.keys(e.meta).length > 0 ? ` ${renderValue(e.meta)}` : '';
-            return extra ? text + clean(extra) : text;
+            return (extra ? text + oneLine(clean(extra)) : text) + workerMark;
           };
           break;
         case 'NewLine':
@@ -184,7 +216,7 @@ export function compileTemplate(template: string, clean: (text: string) => strin
           part = (e) => (e.error ? clean(renderException(e.error)) : '');
           break;
         case 'Properties':
-          part = (e) => clean(renderProperties(e, format === 'j'));
+          part = (e) => clean(renderProperties(e, format === 'j', worker));
           break;
         case 'SourceContext':
           part = (e) => e.label ?? '';
@@ -192,6 +224,12 @@ export function compileTemplate(template: string, clean: (text: string) => strin
         case 'Module':
           // The label, or `host` for the host's own lines: a console column that is never empty.
           part = (e) => e.label ?? 'host';
+          break;
+        case 'ProcessId':
+          part = () => (worker ? String(worker.ProcessId) : String(process.pid));
+          break;
+        case 'WorkerId':
+          part = () => (worker?.WorkerId !== undefined ? String(worker.WorkerId) : '');
           break;
         default:
           part = (e) => {

@@ -17,6 +17,11 @@ export interface LoadedModule {
 export interface SkippedModule {
   id: string;
   reason: string;
+  /**
+   * Its folder is there but it could not be loaded (no `module.json`, no implementation): readiness
+   * fails for it (docs/operations.md "Health"). A name without a folder is a module not installed.
+   */
+  failed?: boolean;
 }
 
 /**
@@ -63,7 +68,7 @@ export async function loadModules(
         continue;
       }
       if (!fs.existsSync(settingsFile)) {
-        skipped.push({ id, reason: `no module.json in ${directory}` });
+        skipped.push({ id, reason: `no module.json in ${directory}`, failed: true });
         continue;
       }
       const read = readModuleJsonFile(settingsFile);
@@ -72,7 +77,7 @@ export async function loadModules(
     }
     const factory = registry[id] ?? (await importEntryPoint(directory, settingsFile, moduleJson));
     if (!factory) {
-      skipped.push({ id, reason: 'no implementation (not built in, and module.json has no EntryPoint)' });
+      skipped.push({ id, reason: 'no implementation (not built in, and module.json has no EntryPoint)', failed: true });
       continue;
     }
     const moduleLogFile = moduleJson.ModuleConfig?.ModuleLogFilePath;

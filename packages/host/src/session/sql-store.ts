@@ -86,6 +86,11 @@ export class SqlSessionStore extends SharedSessionStore {
     }
   }
 
+  /** Readiness: a read of no rows, the cheapest call that needs the database and the table. */
+  protected override async ping(): Promise<void> {
+    await this.timed(this.rows().select('sid').whereRaw('1 = 0'));
+  }
+
   /** Whether the table is there: a read of no rows (unlike hasTable, it can carry a deadline). */
   private async tableReadable(): Promise<boolean> {
     try {

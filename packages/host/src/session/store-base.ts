@@ -123,6 +123,24 @@ export abstract class SharedSessionStore extends session.Store {
     );
   }
 
+  /** One cheap call that shows the database answers (default: `prepare`, which only checks once prepared). */
+  protected ping(): Promise<void> {
+    return this.prepare();
+  }
+
+  /**
+   * Readiness (docs/operations.md "Health"): whether the store answers one cheap call within its
+   * deadline. Counts as any call does, so an outage is logged once and its end too.
+   */
+  async probe(): Promise<boolean> {
+    try {
+      await this.guard(() => this.ping());
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private guard<T>(op: () => Promise<T>): Promise<T> {
     return this.withDeadline(op, this.timeoutMs).then(
       (value) => {

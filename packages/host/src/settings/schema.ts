@@ -110,6 +110,25 @@ export const DEFAULT_LOAD_MODULES = [
   'forwarder',
 ];
 
+/** A URL path the edge answers itself: empty (off) or starting with `/`, without a query. */
+const healthPath = (d: string) =>
+  z
+    .string()
+    .regex(/^(\/[^?#\s]*)?$/, 'empty, or a path starting with / (no query)')
+    .default(d);
+
+/** The liveness and readiness URLs for load balancers and orchestrators (docs/operations.md "Health"). */
+export const HealthSchema = z.looseObject({
+  LivenessPath: healthPath('/livez'),
+  ReadinessPath: healthPath('/readyz'),
+  /** Liveness fails once the event loop was held longer than this. */
+  EventLoopDelayLimitMs: z.number().int().positive().default(2_000),
+  /** How often a shared session store is probed for readiness (one cheap call, never per request). */
+  StoreProbeIntervalSeconds: z.number().positive().max(3_600).default(2),
+  /** On a stop, how long readiness fails before connections drain, so a balancer that probes it stops sending. */
+  StopDelaySeconds: z.number().nonnegative().max(60).default(2),
+});
+
 export const AppSettingsSchema = z.looseObject({
   HostAccessID: str('ACK_HOSTACCESSID'),
   SystemID: str('ACK'),
@@ -174,6 +193,7 @@ export const AppSettingsSchema = z.looseObject({
   Security: SecuritySchema.prefault({}),
   SessionState: SessionStateSchema.prefault({}),
   WebSocket: WebSocketSchema.prefault({}),
+  Health: HealthSchema.prefault({}),
 });
 
 /**
@@ -204,6 +224,8 @@ export const SinkSchema = z.looseObject({
       retainedFileCountLimit: z.number().int().positive().nullable().optional(),
       buffered: z.boolean().optional(),
       flushToDiskInterval: timeSpan.optional(),
+      /** A Serilog JSON formatter's type name (docs/logging.md "JSON lines"); checked when logging starts. */
+      formatter: z.unknown().optional(),
     })
     .prefault({}),
 });
@@ -310,6 +332,7 @@ export type HostSettings = z.output<typeof HostSettingsSchema>;
 export type AppSettings = HostSettings['AppSettings'];
 export type SecuritySettings = AppSettings['Security'];
 export type SessionStateSettings = AppSettings['SessionState'];
+export type HealthSettings = AppSettings['Health'];
 export type SerilogSettings = HostSettings['Serilog'];
 export type KestrelSettings = HostSettings['Kestrel'];
 export type EndpointSettings = z.output<typeof EndpointSchema>;

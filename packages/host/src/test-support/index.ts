@@ -129,4 +129,5 @@ export { fuzzOptions, type FuzzOptions } from './fuzz.js';
 export { testDatabases, type DatabaseAddress } from './databases.js';
 export { TcpRelay } from './tcp-relay.js';
 export { freePort, type FreePortOptions } from './free-port.js';
+export { startRedisServer } from './redis-server.js';
 export { problemRowKey, problemRowName, problemTableFaults } from './problem-table.js';

@@ -74,7 +74,16 @@ function hostFieldCount(raw: string[]): number {
   return count;
 }
 
-export function createEdge(settings: HostSettings, paths: HostPaths, logger: Logger): Edge {
+/**
+ * `first`: handlers that run before every other edge check (the health URLs, which a balancer
+ * probes by address, without the client address or Host rules that apply to people).
+ */
+export function createEdge(
+  settings: HostSettings,
+  paths: HostPaths,
+  logger: Logger,
+  first: readonly RawHandler[] = [],
+): Edge {
   const app = settings.AppSettings;
   const forwarded = createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy);
   const allowList = createIpAllowList(app.WithOnlyIPs);
@@ -88,7 +97,9 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   const secureHeaders = computeSecurityHeaders(app.Security, app.IsEnabledCSP, csp, true);
   const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
   const hostFilter = createHostFilter(settings.AllowedHosts);
-  const handlers: RawHandler[] = [];
+  // The health URLs come first, before the access line: a balancer's probes every second or two
+  // would bury the requests (docs/operations.md "Health").
+  const handlers: RawHandler[] = [...first];
   let clientError: Edge['clientError'];
   // First of all the edge's handlers, so every answer has its line, the edge's own refusals
   // (a bad percent-encoding, a second Host, a declared body over the limit, a CORS preflight)

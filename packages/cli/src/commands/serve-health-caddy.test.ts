@@ -1,0 +1,163 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { freePort, startRedisServer, useTestHosts, type TestHome } from '@ack/host/test-support';
+import { startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
+import { runLoad } from '../test-support/load.js';
+
+// Two `ack serve` behind a real Caddy that checks their readiness URL (docs/operations.md
+// "Health", the Caddy example there): host A keeps its sessions in a private Redis the test stops
+// and starts, host B in memory. While Redis is down A is not ready and Caddy sends everything to B;
+// a host stopped with SIGTERM under load fails readiness first, so no request fails.
+const hosts = useTestHosts();
+const children: ChildProcess[] = [];
+const stops: (() => Promise<void>)[] = [];
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-caddy-health-'));
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const stop of stops) await stop();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+function home(name: string, sessionState: object): TestHome {
+  return hosts.home(
+    {
+      AppSettings: {
+        LoadModules: ['wwwroot'],
+        SessionState: sessionState,
+        Health: { StoreProbeIntervalSeconds: 0.2, StopDelaySeconds: 1.5 },
+      },
+      Serilog: { WriteTo: [{ Name: 'Console', Args: {} }] },
+    },
+    { 'modules/wwwroot/module.json': { ModuleID: 'wwwroot' }, 'modules/wwwroot/wwwroot/who.txt': name },
+  );
+}
+
+async function serve(h: TestHome): Promise<ServingAck> {
+  const served = await startAckServe(['--app-dir', h.appDir, '--port', '0', '--host', '127.0.0.1']);
+  children.push(served.child);
+  return served;
+}
+
+async function startCaddy(port: number, upstreams: string[]): Promise<string> {
+  const config = path.join(work, 'Caddyfile');
+  // The Caddy example of docs/operations.md, with a short interval for the test, and without its
+  // lb_try_duration: no retry on another host hides a request sent to a host that closed.
+  fs.writeFileSync(
+    config,
+    `{
+	admin off
+	auto_https off
+	http_port ${port}
+}
+
+http://127.0.0.1:${port} {
+	bind 127.0.0.1
+	reverse_proxy ${upstreams.join(' ')} {
+		lb_policy round_robin
+		health_uri /readyz
+		health_interval 200ms
+		health_timeout 1s
+	}
+}
+`,
+  );
+  const caddy = spawn('caddy', ['run', '--config', config, '--adapter', 'caddyfile'], {
+    env: { ...process.env, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work, HOME: work },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(caddy);
+  let out = '';
+  caddy.stdout.on('data', (d) => (out += d));
+  caddy.stderr.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}`;
+  await vi.waitFor(
+    async () => {
+      if (caddy.exitCode !== null) throw new Error(`caddy exited (${caddy.exitCode}):\n${out}`);
+      expect((await fetch(`${url}/who.txt`)).status).toBe(200);
+    },
+    { timeout: 30_000, interval: 200 },
+  );
+  return url;
+}
+
+/** Who answered `n` requests through Caddy, in order. */
+async function whoAnswers(url: string, n: number): Promise<string[]> {
+  const who: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${url}/who.txt`);
+    who.push(res.status === 200 ? await res.text() : `status ${res.status}`);
+  }
+  return who;
+}
+
+describe('behind Caddy with active health checks on /readyz', () => {
+  it('sends traffic away from a host whose session store is down and back when it returns; a SIGTERM under load fails no request', async () => {
+    const redisPort = await freePort();
+    const redis = await startRedisServer(redisPort);
+    stops.push(() => redis.stop());
+    const a = await serve(
+      home('A', { CacheType: 'Redis', RedisConnectionString: `127.0.0.1:${redisPort}`, StoreTimeoutSeconds: 1 }),
+    );
+    const b = await serve(home('B', { CacheType: 'Memory' }));
+    const url = await startCaddy(await freePort(), [a.url.replace('http://', ''), b.url.replace('http://', '')]);
+
+    // Both hosts ready: round robin reaches both.
+    await vi.waitFor(async () => expect(new Set(await whoAnswers(url, 6))).toEqual(new Set(['A', 'B'])), {
+      timeout: 20_000,
+      interval: 200,
+    });
+
+    // The session store goes: A is not ready, and Caddy takes it out of rotation.
+    await redis.stop();
+    await vi.waitFor(
+      async () => {
+        const res = await fetch(`${a.url}/readyz`);
+        expect(res.status).toBe(503);
+        expect(await res.json()).toEqual({ status: 'not ready', failed: ['sessionStore'] });
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    await vi.waitFor(async () => expect(await whoAnswers(url, 10)).toEqual(Array(10).fill('B')), {
+      timeout: 20_000,
+      interval: 200,
+    });
+
+    // It comes back: A is ready again and gets its share.
+    const again = await startRedisServer(redisPort);
+    stops.push(() => again.stop());
+    await vi.waitFor(async () => expect((await fetch(`${a.url}/readyz`)).status).toBe(200), {
+      timeout: 20_000,
+      interval: 100,
+    });
+    await vi.waitFor(async () => expect(await whoAnswers(url, 6)).toContain('A'), { timeout: 20_000, interval: 200 });
+
+    // SIGTERM to B under a bounded load: readiness fails first, Caddy stops sending, B drains and exits.
+    const results = { ok: 0, failed: 0, failures: [] as string[] };
+    let signalled = false;
+    const bExited = b.exited;
+    let bGone = false;
+    void bExited.then(() => (bGone = true));
+    for (let batch = 0; batch < 40 && !(signalled && bGone); batch++) {
+      const r = await runLoad(`${url}/who.txt`, 150, 4, (done) => {
+        if (!signalled && done === 50) {
+          signalled = true;
+          b.child.kill('SIGTERM');
+        }
+      });
+      results.ok += r.ok;
+      results.failed += r.failed;
+      results.failures.push(...r.failures);
+    }
+    expect(bGone).toBe(true);
+    expect(await bExited).toBe(0);
+    expect(results.failed, results.failures.join('\n')).toBe(0);
+    expect(results.ok).toBeGreaterThanOrEqual(150);
+    expect(await whoAnswers(url, 4)).toEqual(Array(4).fill('A'));
+    a.child.kill('SIGTERM');
+    await once(a.child, 'exit');
+  });
+});

@@ -17,6 +17,9 @@ import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { abandonStart, stopHost } from './lifecycle/shutdown.js';
 import { createUpgrades } from './websocket/index.js';
 import type { AckHost, CreateHostOptions } from './host-api.js';
+import { createHostMetrics } from './metrics/host-metrics.js';
+import { createOperationsRoutes } from './metrics/operations.js';
+import { inClusterWorker, workerMetricsSource } from './cluster/metrics.js';
 
 export type { ListenOptions, ListeningEndpoint };
 export type { AckHost, CreateHostOptions };
@@ -83,7 +86,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   }
   loaded.push(...result.loaded);
 
-  const edge = createEdge(settings, paths, logger);
+  const metrics = app.UseMetrics ? createHostMetrics() : undefined;
+  const edge = createEdge(settings, paths, logger, metrics);
   // The access file holds the combined lines alone, so that log tools read it as they are.
   if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')
     logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
@@ -93,7 +97,20 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     edge,
     public: collectRaw(loaded, 'public'),
     middleware,
-    routes: collectRoutes(createContractSyncRoutes(settings, paths, services, logger.child('contractsync')), loaded),
+    routes: collectRoutes(
+      [
+        ...createOperationsRoutes({
+          settings,
+          services,
+          logger: logger.child('operations'),
+          version: HOST_VERSION,
+          metrics: metrics && (inClusterWorker() ? workerMetricsSource(metrics.registry) : metrics.render),
+          modules: () => loaded,
+        }),
+        ...createContractSyncRoutes(settings, paths, services, logger.child('contractsync')),
+      ],
+      loaded,
+    ),
     static: collectRaw(loaded, 'static'),
     compressRoutes: app.UseResponseComression,
     respondError: createErrorResponder({
@@ -118,6 +135,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       logger,
       createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger),
       upgrades,
+      metrics?.observeServer,
     );
   } catch (err) {
     return abandonStart(opened, err);

@@ -167,7 +167,7 @@ export function createContractSyncRoutes(
     );
   });
 
-  return [{ mount: '/contractsync', handler: router }];
+  return [{ mount: '/contractsync', handler: router, capability: 'contract-sync' }];
 }
 
 const changeEvent = (request: ContractSyncRequest): ContractChangeEvent => ({

@@ -16,6 +16,7 @@ import { accessLine, countBodyBytes, refusedAccessLine } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
 import { createHostFilter } from './host-filter.js';
 import { MALFORMED_URL_PROBLEM, parseRequestPath } from './request-path.js';
+import type { HostMetrics } from '../../metrics/host-metrics.js';
 
 /**
  * Phase 1 of the pipeline (docs/pipeline.md): one implementation of every edge behaviour, run for every
@@ -74,7 +75,12 @@ function hostFieldCount(raw: string[]): number {
   return count;
 }
 
-export function createEdge(settings: HostSettings, paths: HostPaths, logger: Logger): Edge {
+export function createEdge(
+  settings: HostSettings,
+  paths: HostPaths,
+  logger: Logger,
+  metrics?: Pick<HostMetrics, 'track'>,
+): Edge {
   const app = settings.AppSettings;
   const forwarded = createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy);
   const allowList = createIpAllowList(app.WithOnlyIPs);
@@ -89,6 +95,13 @@ export function createEdge(settings: HostSettings, paths: HostPaths, logger: Log
   const maxBody = settings.Kestrel.Limits.MaxRequestBodySize;
   const hostFilter = createHostFilter(settings.AllowedHosts);
   const handlers: RawHandler[] = [];
+  // First, so that every request is counted whatever answers it (docs/operations.md "Metrics").
+  if (metrics) {
+    handlers.push((req, res, next) => {
+      metrics.track(req, res);
+      next();
+    });
+  }
 
   if (!allowList.open) {
     handlers.push((req, res, next) => {

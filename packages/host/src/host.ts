@@ -17,7 +17,7 @@ import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { abandonStart, stopHost } from './lifecycle/shutdown.js';
 import { createUpgrades } from './websocket/index.js';
 import type { AckHost, CreateHostOptions } from './host-api.js';
-import { createHostMetrics } from './metrics/host-metrics.js';
+import { createHostMetrics, NO_COUNTERS } from './metrics/host-metrics.js';
 import { createOperationsRoutes } from './metrics/operations.js';
 import { inClusterWorker, workerMetricsSource } from './cluster/metrics.js';
 
@@ -60,6 +60,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     throw err;
   }
 
+  const metrics = app.UseMetrics ? createHostMetrics() : undefined;
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
   const { services, bus, uploadFlows, accessChecks } = createHostServices({
@@ -70,6 +71,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     sessionState,
     selfUrl: () => selfUrl,
     modules: () => loaded,
+    counters: metrics?.counters ?? NO_COUNTERS,
   });
   const opened = { bus, sessionState, accessChecks };
 
@@ -86,7 +88,6 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   }
   loaded.push(...result.loaded);
 
-  const metrics = app.UseMetrics ? createHostMetrics() : undefined;
   const edge = createEdge(settings, paths, logger, metrics);
   // The access file holds the combined lines alone, so that log tools read it as they are.
   if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')

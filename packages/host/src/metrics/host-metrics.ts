@@ -3,7 +3,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { EDGE } from './capability.js';
 import { problemCodeOf } from '../http/problem.js';
 import { histogramFamily, valueFamily, type HistogramCell, type ValueCell } from './cells.js';
-import type { Capability, RawRequest, RawResponse } from '../modules/contract.js';
+import type { Capability, HostCounters, RawRequest, RawResponse } from '../modules/contract.js';
 
 /**
  * The host's Prometheus metrics (docs/operations.md "Metrics"): the OpenTelemetry HTTP server
@@ -19,7 +19,14 @@ export interface HostMetrics {
   observeServer(server: NetServer): void;
   /** This process's figures in the Prometheus text format. */
   render(): Promise<string>;
+  /** Counters for the host's capabilities and modules. */
+  readonly counters: HostCounters;
 }
+
+/** Counters that count nothing, for a host with metrics off. */
+export const NO_COUNTERS: HostCounters = {
+  counter: () => ({ child: () => ({ inc: () => {} }) }),
+};
 
 /** The methods OpenTelemetry names; any other is `_OTHER`, so a client cannot grow the label set. */
 const KNOWN_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE'];
@@ -141,8 +148,24 @@ export function createHostMetrics(options: { defaultMetrics?: boolean } = {}): H
     child.value++;
   };
 
+  const families = new Map<string, ReturnType<typeof counter>>();
+  const counters: HostCounters = {
+    counter(name, help) {
+      let family = families.get(name);
+      if (!family) families.set(name, (family = counter(name, help)));
+      const made = family;
+      return {
+        child(labels) {
+          const cell = made.child(labels);
+          return { inc: (by = 1) => void (cell.value += by) };
+        },
+      };
+    },
+  };
+
   return {
     registry,
+    counters,
     track(req, res) {
       active.value++;
       hsCurrent.value++;

@@ -277,6 +277,20 @@ export interface HostServices {
    * a cookie authorises (docs/pipeline.md "Cross-site requests").
    */
   refuseCrossSite: RequestHandler;
+  /** Counters on the host's `/metrics` (docs/operations.md "The host's own"); no-ops when metrics are off. */
+  counters: HostCounters;
+}
+
+/**
+ * A module's counters on `/metrics`: `counter(name, help)` once (the same name gives the same
+ * family), `child(labels)` once per label set at start, then `inc()` on the child per event.
+ */
+export interface HostCounters {
+  counter(name: string, help: string): { child(labels?: Record<string, string>): CounterChild };
+}
+
+export interface CounterChild {
+  inc(by?: number): void;
 }
 
 /**

@@ -61,6 +61,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   }
 
   const metrics = app.UseMetrics ? createHostMetrics() : undefined;
+  if (metrics && sessionState?.shared)
+    sessionState.shared.observeCall = metrics.sessionStoreCalls(sessionState.shared.kind);
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
   const { services, bus, uploadFlows, accessChecks } = createHostServices({

@@ -1,6 +1,7 @@
 import type { Server as NetServer, Socket } from 'node:net';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { EDGE } from './capability.js';
+import type { StoreCallOutcome } from '../session/store-base.js';
 import { problemCodeOf } from '../http/problem.js';
 import { histogramFamily, valueFamily, type HistogramCell, type ValueCell } from './cells.js';
 import type { Capability, HostCounters, RawRequest, RawResponse } from '../modules/contract.js';
@@ -21,6 +22,8 @@ export interface HostMetrics {
   render(): Promise<string>;
   /** Counters for the host's capabilities and modules. */
   readonly counters: HostCounters;
+  /** The calls of the shared session store `store` (its kind), by outcome. */
+  sessionStoreCalls(store: string): (seconds: number, outcome: StoreCallOutcome) => void;
 }
 
 /** Counters that count nothing, for a host with metrics off. */
@@ -163,9 +166,24 @@ export function createHostMetrics(options: { defaultMetrics?: boolean } = {}): H
     },
   };
 
+  const storeCalls = histogramFamily(
+    registry,
+    'ack_session_store_call_duration_seconds',
+    'Calls to the shared session store, by store and outcome (ok, failed, timeout).',
+    DURATION_BUCKETS,
+  );
+
   return {
     registry,
     counters,
+    sessionStoreCalls(store) {
+      const children = {
+        ok: storeCalls.child({ store, outcome: 'ok' }),
+        failed: storeCalls.child({ store, outcome: 'failed' }),
+        timeout: storeCalls.child({ store, outcome: 'timeout' }),
+      };
+      return (seconds, outcome) => children[outcome].observe(seconds);
+    },
     track(req, res) {
       active.value++;
       hsCurrent.value++;

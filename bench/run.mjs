@@ -7,6 +7,7 @@
 //   startup  `ack serve` to its first 200 beside Express; `ack --version` / `ack sync upload --help` beside `node -e 0`
 //   session  a signed-in request (session on Redis, on MariaDB) beside Express 5 + express-session
 //   reload   live reload: from the upload's answer to the stylesheet swapped in Chromium
+//   metrics  metrics on beside metrics off (1 KiB hit, 304), with the Node ceiling
 //
 //   BENCH_ONLY=h2,startup-serve   only these suites and cells (a suite's name selects all its cells)
 //   BENCH_DURATION, BENCH_ROUNDS  seconds per measurement and rounds (each suite says how it uses them)
@@ -21,8 +22,9 @@ import * as https from './suites/https.mjs';
 import * as startup from './suites/startup.mjs';
 import * as session from './suites/session.mjs';
 import * as reload from './suites/reload.mjs';
+import * as metrics from './suites/metrics.mjs';
 
-const SUITES = [staticSuite, h2, https, startup, session, reload];
+const SUITES = [staticSuite, h2, https, startup, session, reload, metrics];
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
 if (only) {
   const known = new Set(SUITES.flatMap((s) => [s.id, ...s.cellIds]));

@@ -43,6 +43,12 @@ const TOOLS = [
     why: 'the nginx edge and cluster tests',
     ok: () => anyOf('nginx', '/usr/sbin/nginx'),
   },
+  {
+    name: 'prometheus',
+    pkg: 'prometheus',
+    why: 'the metrics scrape test (prometheus and promtool)',
+    ok: () => onPath('prometheus') && onPath('promtool'),
+  },
   { name: 'script', pkg: 'bsdutils', why: 'the CLI progress test (a pseudo-terminal)', ok: () => onPath('script') },
   {
     name: 'redis-server',

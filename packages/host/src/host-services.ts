@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express from 'express';
-import type { HostServices, HostSessions } from './modules/contract.js';
+import type { HostCounters, HostServices, HostSessions } from './modules/contract.js';
 import type { LoadedModule } from './modules/load-modules.js';
 import { createContractChanges } from './modules/contract-changes.js';
 import type { HostSettings } from './settings/schema.js';
@@ -11,7 +11,7 @@ import type { SessionState } from './session/create-session.js';
 import { createFailureThrottle, type HostFailureThrottle } from './pipeline/edge/failure-throttle.js';
 import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
-import { createRevocationList, createSignInService } from './sign-in/index.js';
+import { createRevocationList, createSignInService, type SignInService } from './sign-in/index.js';
 import { createInvalidationBus, describeInvalidation, type InvalidationBus } from './cluster/invalidation.js';
 import { UploadFlow } from './fs/upload-flow.js';
 import { createBodyReaders } from './http/read-body.js';
@@ -26,6 +26,8 @@ export interface HostServiceInputs {
   selfUrl(): string;
   /** The modules loaded so far (filled once loading is done). */
   modules(): readonly LoadedModule[];
+  /** The host's counters on `/metrics` (metrics/host-metrics.ts). */
+  counters: HostCounters;
 }
 
 /** What modules receive (`ctx.host`), and what the host keeps of it to stop it. */
@@ -75,7 +77,7 @@ export function createHostServices(inputs: HostServiceInputs): BuiltHostServices
     keys,
     createRouter: () => express.Router(),
     loadedModules: () => inputs.modules().map((m) => m.id),
-    signIn: createSignInService(settings, keys, logger.child('sign-in'), revocations),
+    signIn: countSignIns(createSignInService(settings, keys, logger.child('sign-in'), revocations), inputs.counters),
     accessChecks,
     refuseCrossSite: createCrossSiteGuard(app.WithOrigins),
     bodies: createBodyReaders(settings.Kestrel.Limits.MaxRequestBodySize),
@@ -90,6 +92,32 @@ export function createHostServices(inputs: HostServiceInputs): BuiltHostServices
     },
     contractChanges: createContractChanges(bus, inputs.modules, logger),
     sessions,
+    counters: inputs.counters,
   };
   return { services, bus, uploadFlows, accessChecks };
+}
+
+/** Sign-ins and sign-outs on `/metrics` (docs/operations.md "The host's own"), whoever calls them. */
+function countSignIns(service: SignInService, counters: HostCounters): SignInService {
+  const family = counters.counter('ack_sign_ins_total', 'Sign-ins (cookie sets issued) and sign-outs, by outcome.');
+  const issued = family.child({ event: 'sign_in', outcome: 'ok' });
+  const refused = family.child({ event: 'sign_in', outcome: 'refused' });
+  const cleared = family.child({ event: 'sign_out', outcome: 'ok' });
+  return {
+    ...service,
+    async issue(req, res, account, via) {
+      try {
+        const user = await service.issue(req, res, account, via);
+        issued.inc();
+        return user;
+      } catch (err) {
+        refused.inc();
+        throw err;
+      }
+    },
+    async clear(req, res) {
+      await service.clear(req, res);
+      cleared.inc();
+    },
+  };
 }

@@ -18,6 +18,9 @@ import { abandonStart, stopHost } from './lifecycle/shutdown.js';
 import { createUpgrades } from './websocket/index.js';
 import { createHealth } from './health/index.js';
 import type { AckHost, CreateHostOptions } from './host-api.js';
+import { createHostMetrics, NO_COUNTERS } from './metrics/host-metrics.js';
+import { createOperationsRoutes } from './metrics/operations.js';
+import { inClusterWorker, workerMetricsSource } from './cluster/metrics.js';
 
 export type { ListenOptions, ListeningEndpoint };
 export type { AckHost, CreateHostOptions };
@@ -58,6 +61,9 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     throw err;
   }
 
+  const metrics = app.UseMetrics ? createHostMetrics() : undefined;
+  if (metrics && sessionState?.shared)
+    sessionState.shared.observeCall = metrics.sessionStoreCalls(sessionState.shared.kind);
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
   const { services, bus, uploadFlows, accessChecks } = createHostServices({
@@ -68,6 +74,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     sessionState,
     selfUrl: () => selfUrl,
     modules: () => loaded,
+    counters: metrics?.counters ?? NO_COUNTERS,
   });
   const health = createHealth(app.Health, sessionState?.shared, logger.child('health'));
   const opened = { bus, sessionState, accessChecks, health };
@@ -86,7 +93,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   loaded.push(...result.loaded);
   health.state.setFailedModules(result.skipped.filter((m) => m.failed).map((m) => m.id));
 
-  const edge = createEdge(settings, paths, logger, [health.handler]);
+  const edge = createEdge(settings, paths, logger, [health.handler], metrics);
   // The access file holds the combined lines alone, so that log tools read it as they are.
   if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')
     logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
@@ -96,7 +103,20 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     edge,
     public: collectRaw(loaded, 'public'),
     middleware,
-    routes: collectRoutes(createContractSyncRoutes(settings, paths, services, logger.child('contractsync')), loaded),
+    routes: collectRoutes(
+      [
+        ...createOperationsRoutes({
+          settings,
+          services,
+          logger: logger.child('operations'),
+          version: HOST_VERSION,
+          metrics: metrics && (inClusterWorker() ? workerMetricsSource(metrics.registry) : metrics.render),
+          modules: () => loaded,
+        }),
+        ...createContractSyncRoutes(settings, paths, services, logger.child('contractsync')),
+      ],
+      loaded,
+    ),
     static: collectRaw(loaded, 'static'),
     compressRoutes: app.UseResponseComression,
     respondError: createErrorResponder({
@@ -121,6 +141,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
       logger,
       createConnectionGuard(settings.Kestrel.Limits, edge.trustsProxy, logger),
       upgrades,
+      metrics?.observeServer,
     );
   } catch (err) {
     return abandonStart(opened, err);

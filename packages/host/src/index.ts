@@ -8,6 +8,8 @@ export type {
   ContractChanges,
   HostServices,
   HostSessions,
+  HostCounters,
+  CounterChild,
   ModuleContext,
   ModuleContributions,
   ModuleJson,
@@ -23,6 +25,7 @@ export type {
   WebSocket,
 } from './modules/contract.js';
 export { GOING_AWAY } from './websocket/index.js';
+export { countOutcomes } from './metrics/count-outcomes.js';
 export type { Upgrades } from './websocket/index.js';
 export { foldExactly, parseRequestPath } from './pipeline/edge/request-path.js';
 export type { RequestPath } from './pipeline/edge/request-path.js';

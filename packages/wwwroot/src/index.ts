@@ -44,12 +44,14 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
   const contributions: ModuleContributions = {
     public: shared.handlers,
     static: createStaticHandlers(runtime, engine),
+    // The metrics' route labels (docs/operations.md "Metrics").
+    capabilities: { public: 'shared-file', static: 'static' },
     routes: [
-      { mount: '/wwwroot/api/sync', handler: createSyncRouter(runtime) },
-      { mount: '/wwwroot/api/dev-account', handler: createDevSignInRouter(runtime) },
-      { mount: '/wwwroot/api/index', handler: createIndexApiRouter(runtime) },
-      { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime) },
-      { mount: LOADER_MOUNT, handler: createLoaderRouter(runtime) },
+      { mount: '/wwwroot/api/sync', handler: createSyncRouter(runtime), capability: 'sync' },
+      { mount: '/wwwroot/api/dev-account', handler: createDevSignInRouter(runtime), capability: 'sign-in' },
+      { mount: '/wwwroot/api/index', handler: createIndexApiRouter(runtime), capability: 'index-api' },
+      { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime), capability: 'htmx' },
+      { mount: LOADER_MOUNT, handler: createLoaderRouter(runtime), capability: 'loader' },
     ],
     upgrades: liveReload ? [liveReload.upgrade] : [],
     close: () => {

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isInvalidateMessage } from './invalidation.js';
+import { createMetricsAggregator } from './metrics.js';
 
 /**
  * The primary of `ack serve --workers N` (docs/scale-out.md). It serves nothing itself: it forks N
@@ -50,6 +51,8 @@ export class Primary {
   private readonly workers = new Set<Worker>();
   private readonly slots: Slot[];
   private readonly retiring = new Set<Worker>();
+  /** `/metrics` on any worker answers for all of them (cluster/metrics.ts). */
+  private readonly metrics = createMetricsAggregator(() => this.workers);
   /** Workers that have listened: an exit before it is the fork's failure, handled by its caller. */
   private readonly listened = new WeakSet<Worker>();
   private stopping = false;
@@ -166,6 +169,7 @@ export class Primary {
     let ready: () => void = () => {};
     worker.on('message', (message: unknown) => {
       if ((message as { type?: unknown } | null)?.type === READY_MESSAGE) return ready();
+      if (this.metrics(worker, message)) return;
       if (!isInvalidateMessage(message)) return;
       for (const other of this.workers) if (other !== worker && other.isConnected()) other.send(message);
     });

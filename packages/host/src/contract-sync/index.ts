@@ -10,6 +10,7 @@ import { hostProblems, type ProblemCode } from '../http/problem-codes.js';
 import type { FormFields } from '../fs/receive-upload.js';
 import type { UploadFlow } from '../fs/upload-flow.js';
 import { checkHostAccessID } from './host-access.js';
+import { countOutcomes } from '../metrics/count-outcomes.js';
 import fs from 'node:fs/promises';
 import {
   contractSyncTargets,
@@ -93,6 +94,10 @@ export function createContractSyncRoutes(
   if (!app.UseContractSync) return [];
   const serviceHome = paths.serviceHome;
   const router = express.Router();
+  // Contract syncs on /metrics, by outcome (docs/operations.md "The host's own").
+  router.use(
+    countOutcomes(services.counters, 'ack_contract_sync', 'Contract syncs', ['contractsync'], () => 'contractsync'),
+  );
   const flow = services.createUploadFlow({
     codePrefix: hostProblems.CONTRACTSYNC.prefix,
     maxFileBytes: app.Security.MaxContractSyncFileBytes,
@@ -167,7 +172,7 @@ export function createContractSyncRoutes(
     );
   });
 
-  return [{ mount: '/contractsync', handler: router }];
+  return [{ mount: '/contractsync', handler: router, capability: 'contract-sync' }];
 }
 
 const changeEvent = (request: ContractSyncRequest): ContractChangeEvent => ({

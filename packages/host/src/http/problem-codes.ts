@@ -206,6 +206,28 @@ export const hostProblems = {
     'A plain HTTP request to a path that is a WebSocket.',
   ),
 
+  // The original's operations endpoints (`/diagnostics`, `/metrics`; docs/operations.md).
+  OPERATIONS_MISSING_HOST_ACCESS_ID: code(
+    'operations.missing_host_access_id',
+    401,
+    'No `hostAccessID` header nor `Authorization: Bearer` for `/diagnostics` or `/metrics`.',
+  ),
+  OPERATIONS_INVALID_HOST_ACCESS_ID: code(
+    'operations.invalid_host_access_id',
+    401,
+    'The `hostAccessID` header or Bearer credential is not the key nor its SHA-256.',
+  ),
+  OPERATIONS_NOT_CONFIGURED: code(
+    'operations.not_configured',
+    401,
+    '`AppSettings:HostAccessID` is empty or the shipped placeholder: `/diagnostics` and `/metrics` refuse everyone.',
+  ),
+  OPERATIONS_METRICS_UNAVAILABLE: code(
+    'operations.metrics_unavailable',
+    503,
+    "Under `--workers`, the primary did not gather the workers' figures in time; try again.",
+  ),
+
   // Contract sync (`POST /contractsync`).
   CONTRACTSYNC_MISSING_HOST_ACCESS_ID: code('contractsync.missing_host_access_id', 401, 'No `hostAccessID` header.'),
   CONTRACTSYNC_INVALID_HOST_ACCESS_ID: code(

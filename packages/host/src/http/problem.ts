@@ -84,6 +84,10 @@ export function isWellFormedProblem(problem: Problem): boolean {
 }
 
 /** Writes a problem response on a raw or Express response. Never throws; a malformed problem is a 500. */
+/** The code of the problem a response answered, for the metrics (metrics/host-metrics.ts). */
+const answeredCodes = new WeakMap<object, string>();
+export const problemCodeOf = (res: object): string | undefined => answeredCodes.get(res);
+
 export function sendProblem(res: RawResponse, problem: Problem, method = 'GET'): void {
   if (res.headersSent) {
     res.destroy();
@@ -92,9 +96,11 @@ export function sendProblem(res: RawResponse, problem: Problem, method = 'GET'):
   const usable = isWellFormedProblem(problem) ? problem : MALFORMED;
   const body = JSON.stringify(problemBody(usable));
   res.statusCode = usable.status;
+  answeredCodes.set(res, usable.code);
   for (const [name, value] of Object.entries(usable.headers ?? {})) res.setHeader(name, value);
   res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.setHeader('Cache-Control', 'no-store');
+  // A problem is never cached; a problem may name a stricter policy of its own (docs/operations.md).
+  if (usable.headers?.['Cache-Control'] === undefined) res.setHeader('Cache-Control', 'no-store');
   res.end(method === 'HEAD' ? undefined : body);
 }

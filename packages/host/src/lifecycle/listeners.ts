@@ -90,6 +90,8 @@ export class Listeners {
     /** Slow and greedy clients, on every listener (lifecycle/connection-guard.ts). */
     private readonly guard: ConnectionGuard,
     private readonly upgrades?: Pick<Upgrades, 'attachUpgrades'>,
+    /** Metrics on each server, once its other listeners are on (metrics/host-metrics.ts). */
+    private readonly observe?: (server: NetServer) => void,
   ) {
     const limits = settings.Kestrel.Limits;
     this.handlers = {
@@ -116,6 +118,7 @@ export class Listeners {
     this.server = this.limit(http.createServer(this.http1Options, this.handlers.http1), 'http1');
     this.upgrades?.attachUpgrades(this.server);
     this.attachClientErrors(this.server);
+    this.observe?.(this.server);
     // Endpoint settings are checked at start-up, before anything listens.
     planKestrelEndpoints(settings);
   }
@@ -183,6 +186,7 @@ export class Listeners {
       this.upgrades?.attachUpgrades(opened.server);
       this.attachClientErrors(opened.server);
     }
+    this.observe?.(opened.server);
     const url = await listenOn(opened.server, plan.port, plan.host, plan.scheme);
     this.opened.push(opened);
     const { renew } = opened;

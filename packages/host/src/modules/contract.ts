@@ -24,6 +24,14 @@ import type { ChangeType } from '../contract-sync/targets.js';
 export type AckModuleFactory = (ctx: ModuleContext) => ModuleContributions | Promise<ModuleContributions>;
 
 /** Per-request facts worked out once by the edge phase. */
+/** Who answered a request, as the metrics' route label says it: a bounded set (docs/operations.md). */
+export interface Capability {
+  /** `static`, `shared-file`, `sync`, `contract-sync`, `operations`, a module id, `edge`, `not-found`. */
+  readonly route: string;
+  /** For the original's API request figures: the route mount (`/wwwroot/api/sync`), never a raw path. */
+  readonly apiPath?: string;
+}
+
 export interface RequestContext {
   /** Request id (from a trusted `X-Request-ID` or generated). */
   id: string;
@@ -39,6 +47,11 @@ export interface RequestContext {
   rawQuery: string;
   /** Time the request arrived (for access logs). */
   startedAt: bigint;
+  /**
+   * The capability that answered, as the metrics' route label names it (docs/operations.md):
+   * set by the pipeline as a request enters a module's handler or route; the edge's when unset.
+   */
+  answeredBy?: Capability;
 }
 
 /** Node's request as the raw phases (public, static) see it: `ack` is filled by the edge phase. */
@@ -154,6 +167,8 @@ export interface ModuleRoutes {
   mount: string;
   /** An Express router or handler; runs after the session and sign-in phases. */
   handler: RequestHandler;
+  /** The metrics' route label for what this router answers (`sync`); the module id when unset. */
+  capability?: string;
 }
 
 /**
@@ -183,6 +198,8 @@ export interface ModuleContributions {
   routes?: ModuleRoutes[];
   /** Phase 5: static handlers; only GET and HEAD outside every route prefix reach them. */
   static?: RawHandler[];
+  /** The metrics' route label of the `public` and `static` handlers (`shared-file`, `static`); the module id when unset. */
+  capabilities?: { public?: string; static?: string };
   /** WebSocket endpoints (HTTP/1.1 upgrade); see docs/websocket.md. */
   upgrades?: ModuleUpgrade[];
   /**
@@ -260,6 +277,20 @@ export interface HostServices {
    * a cookie authorises (docs/pipeline.md "Cross-site requests").
    */
   refuseCrossSite: RequestHandler;
+  /** Counters on the host's `/metrics` (docs/operations.md "The host's own"); no-ops when metrics are off. */
+  counters: HostCounters;
+}
+
+/**
+ * A module's counters on `/metrics`: `counter(name, help)` once (the same name gives the same
+ * family), `child(labels)` once per label set at start, then `inc()` on the child per event.
+ */
+export interface HostCounters {
+  counter(name: string, help: string): { child(labels?: Record<string, string>): CounterChild };
+}
+
+export interface CounterChild {
+  inc(by?: number): void;
 }
 
 /**

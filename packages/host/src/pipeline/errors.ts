@@ -6,6 +6,7 @@ import { isWellFormedProblem, ProblemError, sendProblem } from '../http/problem.
 import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 import { MALFORMED_URL_PROBLEM } from './edge/request-path.js';
+import { NOT_FOUND } from '../metrics/capability.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */
 export function isApiRequest(req: RawRequest): boolean {
@@ -27,6 +28,7 @@ const NOT_FOUND_HEAD = new PreparedHead([
 
 /** Phase 6: nothing answered. APIs get a problem body; screens a plain 404 page. */
 export function sendNotFound(req: RawRequest, res: RawResponse): void {
+  req.ack.answeredBy = NOT_FOUND;
   if (isApiRequest(req)) {
     return sendProblem(
       res,

@@ -3,6 +3,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import compression from 'compression';
 import type {
   AckRequest,
+  Capability,
   ModuleRoutes,
   ModuleUpgrade,
   RawHandler,
@@ -47,8 +48,8 @@ export interface Phases {
 export function collectRoutes(hostRoutes: readonly ModuleRoutes[], modules: readonly LoadedModule[]): ModuleRoutes[] {
   return [
     ...hostRoutes,
-    ...modules.flatMap((m) => m.contributions.routes ?? []),
-    ...upgradeRequiredRoutes(collectUpgrades(modules)),
+    ...modules.flatMap((m) => (m.contributions.routes ?? []).map((r) => ({ ...r, capability: r.capability ?? m.id }))),
+    ...upgradeRequiredRoutes(collectUpgrades(modules)).map((r) => ({ ...r, capability: 'websocket' })),
   ];
 }
 
@@ -59,7 +60,14 @@ export function collectUpgrades(modules: readonly LoadedModule[]): ModuleUpgrade
 
 /** The modules' handlers of one raw phase, in load order. */
 export function collectRaw(modules: readonly LoadedModule[], phase: 'public' | 'static'): RawHandler[] {
-  return modules.flatMap((m) => m.contributions[phase] ?? []);
+  return modules.flatMap((m) => {
+    // Named before the handler runs, so whatever it answers is counted under it (docs/operations.md).
+    const capability: Capability = { route: m.contributions.capabilities?.[phase] ?? m.id };
+    return (m.contributions[phase] ?? []).map((handler): RawHandler => (req, res, next) => {
+      req.ack.answeredBy = capability;
+      return handler(req, res, next);
+    });
+  });
 }
 
 /**
@@ -133,7 +141,18 @@ function mountRoutes(expressApp: Express, phases: Phases): Express {
   // module that serves them (docs/static-files.md), so the lean phases never pay for it.
   if (phases.compressRoutes) expressApp.use(compression());
   for (const middleware of phases.middleware) expressApp.use(middleware);
-  for (const route of phases.routes) expressApp.use(route.mount, route.handler);
+  for (const route of phases.routes) {
+    const mount = route.mount.replace(/\/+$/, '');
+    const capability: Capability = {
+      route: route.capability ?? 'route',
+      // The original counts API requests (a path with `/api/`) by route; the mount stands for it here.
+      ...(/\/api(\/|$)/i.test(mount) ? { apiPath: mount } : {}),
+    };
+    expressApp.use(route.mount, (req, res, next) => {
+      req.ack.answeredBy = capability;
+      route.handler(req, res, next);
+    });
+  }
   expressApp.use((req, res) => sendNotFound(req, res));
   expressApp.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     phases.respondError(err, req, res);

@@ -13,6 +13,8 @@ export class StoreTimeoutError extends Error {
   }
 }
 
+export type StoreCallOutcome = 'ok' | 'failed' | 'timeout';
+
 /** Failure lines of one store, at most one per this interval however many requests fail. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 
@@ -141,13 +143,22 @@ export abstract class SharedSessionStore extends session.Store {
     }
   }
 
+  /** Hears every call's duration and outcome: the host's metrics (docs/operations.md). */
+  observeCall: ((seconds: number, outcome: StoreCallOutcome) => void) | undefined;
+
   private guard<T>(op: () => Promise<T>): Promise<T> {
+    const started = performance.now();
     return this.withDeadline(op, this.timeoutMs).then(
       (value) => {
+        this.observeCall?.((performance.now() - started) / 1000, 'ok');
         if (this.down) this.recovered();
         return value;
       },
       (err: unknown) => {
+        this.observeCall?.(
+          (performance.now() - started) / 1000,
+          err instanceof StoreTimeoutError ? 'timeout' : 'failed',
+        );
         this.noteFailure(err);
         throw new ProblemError({
           status: 503,

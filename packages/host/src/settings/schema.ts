@@ -164,6 +164,8 @@ export const AppSettingsSchema = z.looseObject({
   UseHttpLogging: bool(false),
   /** With UseHttpLogging: access lines also go, alone and in the combined format, to this rolling file. Empty: no such file. */
   AccessLogFilePath: str(''),
+  /** Prometheus metrics and the original's operations endpoints `/diagnostics` and `/metrics` (docs/operations.md). */
+  UseMetrics: bool(true),
   WithOrigins: strList(['http://127.0.0.1', 'http://127.0.0.1:8421', 'http://localhost', 'http://localhost:8421']),
   WithOnlyIPs: strList([]),
   CookiePrefixName: str('ack'),

@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import {
+  countOutcomes,
   parseChangeType,
   sendProblem,
   CONTRACT_TYPES,
@@ -73,6 +74,22 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
     notAFileDetail: 'filePath names a folder, not a file.',
   });
   void sweepContractFolders(runtime, flow, logger);
+  // Uploads, batches, listings and refreshes on /metrics, by outcome (docs/operations.md "The host's own").
+  const kinds = new Map([
+    ['/upload', 'upload'],
+    ['/batch', 'batch'],
+    ['/list', 'listing'],
+    ['/refresh', 'refresh'],
+  ]);
+  router.use(
+    countOutcomes(
+      runtime.ctx.host.counters,
+      'ack_sync',
+      'Sync requests',
+      [...kinds.values()],
+      (req) => kinds.get(req.path.toLowerCase()) ?? '',
+    ),
+  );
 
   // A wrong or malformed token counts against the client address; a missing one does not
   // (docs/pipeline.md "Failed token checks").

@@ -16,6 +16,7 @@ import { accessLine, countBodyBytes, refusedAccessLine } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
 import { createHostFilter } from './host-filter.js';
 import { MALFORMED_URL_PROBLEM, parseRequestPath } from './request-path.js';
+import type { HostMetrics } from '../../metrics/host-metrics.js';
 
 /**
  * Phase 1 of the pipeline (docs/pipeline.md): one implementation of every edge behaviour, run for every
@@ -83,6 +84,7 @@ export function createEdge(
   paths: HostPaths,
   logger: Logger,
   first: readonly RawHandler[] = [],
+  metrics?: Pick<HostMetrics, 'track'>,
 ): Edge {
   const app = settings.AppSettings;
   const forwarded = createForwardedPolicy(app.UseForwardProxy, app.ForwardProxyIP, app.UseSameIPProxy);
@@ -100,8 +102,15 @@ export function createEdge(
   // The health URLs come first, before the access line: a balancer's probes every second or two
   // would bury the requests (docs/operations.md "Health").
   const handlers: RawHandler[] = [...first];
+  // Then the request is counted, whatever answers it (docs/operations.md "Metrics").
+  if (metrics) {
+    handlers.push((req, res, next) => {
+      metrics.track(req, res);
+      next();
+    });
+  }
   let clientError: Edge['clientError'];
-  // First of all the edge's handlers, so every answer has its line, the edge's own refusals
+  // Before the edge's checks, so every answer has its line, the edge's own refusals
   // (a bad percent-encoding, a second Host, a declared body over the limit, a CORS preflight)
   // included: one line per request (docs/logging.md).
   if (app.UseHttpLogging) {

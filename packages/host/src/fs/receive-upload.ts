@@ -174,7 +174,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
-      options.signal?.removeEventListener('abort', onAbort);
+      unlisten();
       if (counter) req.unpipe(counter);
       if (!req.complete) {
         // The rest of the body is not read: the connection cannot carry another request.
@@ -187,6 +187,14 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       void removeStaged().then(() => reject(err));
     };
     const onAbort = () => fail(options.signal?.reason);
+    const onGone = () => {
+      if (!req.complete || req.aborted || req.readableAborted) fail(new ClientGoneError());
+    };
+    const unlisten = () => {
+      options.signal?.removeEventListener('abort', onAbort);
+      req.off('aborted', onGone);
+      res.off('close', onGone);
+    };
 
     const storage: multer.StorageEngine = {
       _handleFile(_req, file, cb) {
@@ -307,7 +315,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       if (settled) return;
       if (err === undefined) {
         settled = true;
-        options.signal?.removeEventListener('abort', onAbort);
+        unlisten();
         return resolve({
           fields: fields.first(),
           file: received?.file,
@@ -319,6 +327,10 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     });
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // The client gone (its connection closed, its HTTP/2 stream reset): the form is failed at once,
+    // before the parser reads on through what is still buffered and stages every part of it.
+    req.once('aborted', onGone);
+    res.once('close', onGone);
     // A client may have left before the form was read at all, while the host was still in front of
     // this route (loading its session from a shared store, say): multer's listeners came too late
     // to hear it, and the parser would wait for ever for a body that is gone (docs/sync.md

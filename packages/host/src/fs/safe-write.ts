@@ -241,21 +241,29 @@ export async function moveStaged(staged: StagedFile, dir: string): Promise<Stage
 export async function discardStaged(...files: Array<StagedFile | undefined>): Promise<void> {
   const present = files.filter((file): file is StagedInternal => file !== undefined);
   for (const file of present) await fs.rm(file.tempPath, { force: true }).catch(() => undefined);
-  for (const file of present) await removeEmptyFolders(path.dirname(file.tempPath), file.createdDir);
+  const made = present.filter((file) => file.createdDir !== undefined);
+  // Again while a round removes something: a folder is empty only once the others' are gone.
+  for (let removed = 1; removed > 0;) {
+    removed = 0;
+    for (const file of made) removed += await removeEmptyFolders(path.dirname(file.tempPath), file.createdDir!);
+  }
 }
 
-async function removeEmptyFolders(from: string, upTo: string | undefined): Promise<void> {
-  if (!upTo) return;
+/** Removes `from` and its parents up to `upTo` while empty; returns how many went. */
+async function removeEmptyFolders(from: string, upTo: string): Promise<number> {
   const stop = path.resolve(upTo);
+  let removed = 0;
   for (let dir = path.resolve(from); dir === stop || dir.startsWith(stop + path.sep); dir = path.dirname(dir)) {
     try {
       await fs.rmdir(dir);
+      removed++;
     } catch (err) {
       // Not empty (another write is using it); one already removed is passed on the way up.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') break;
     }
-    if (dir === stop) return;
+    if (dir === stop) break;
   }
+  return removed;
 }
 
 /** Renames with a few retries on Windows, where a reader holding the target briefly blocks it. */

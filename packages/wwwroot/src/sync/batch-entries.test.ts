@@ -149,7 +149,7 @@ describe('a batch pairs and commits its entries in the order sent', () => {
     expect(atLimit.status, atLimit.body).toBe(200);
     expect(atLimit.results.every((r) => r.ok)).toBe(true);
     expect(fs.readFileSync(contracts(h, 'HDS', 'new49', 'f999.txt'), 'utf8')).toBe('999');
-  });
+  }, 60_000); // two batches of a thousand files: more than mutation testing's 5 s on a busy machine
 });
 
 describe('a symbolic link that loops', () => {

@@ -139,6 +139,17 @@ describe('staging the files of a batch', () => {
     }
   });
 
+  it('keeps a file of exactly IN_MEMORY_BYTES in memory until its flush; one byte more is streamed and flushed', async () => {
+    const at = await stageUnflushed(dir, chunked(Buffer.alloc(IN_MEMORY_BYTES, 1), [64 * 1024]));
+    expect(at).toMatchObject({ bytes: IN_MEMORY_BYTES, unflushed: true });
+    const over = await stageUnflushed(dir, chunked(Buffer.alloc(IN_MEMORY_BYTES + 1, 1), [64 * 1024]));
+    expect(over.bytes).toBe(IN_MEMORY_BYTES + 1);
+    expect((over as { unflushed?: boolean }).unflushed).toBeUndefined();
+    // Nothing to flush is no flush at all; no folder is no file system.
+    await flushStaged([over, undefined]);
+    expect(await flushFileSystems([])).toBe(false);
+  });
+
   it('stages in orIn, making no folder, when the folder asked for does not exist; in the folder when it does', async () => {
     const waiting = path.join(dir, 'staging');
     const missing = path.join(dir, 'new', 'deeper');

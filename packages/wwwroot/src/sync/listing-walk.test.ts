@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,7 +30,7 @@ async function start(files: Record<string, string>) {
     'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
     ...Object.fromEntries(Object.entries(files).map(([k, v]) => [`contracts/wwwroot/${k}`, v])),
   });
-  const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
+  const { url, host } = await hosts.start(home, { wwwroot: wwwrootModule }, {}, { tlsPort: 0 });
   const at = (...parts: string[]) => path.join(home.home, 'contracts', 'wwwroot', ...parts);
   const list = async (query: string) => {
     const res = await fetch(`${url}/wwwroot/api/sync/list?${query}`, { headers: AUTH });
@@ -40,7 +41,7 @@ async function start(files: Record<string, string>) {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     return { res, text, done: lines.pop()!, entries: lines };
   };
-  return { url, at, list };
+  return { url, tlsUrl: host.tlsUrl!, at, list };
 }
 
 describe('the listing walk', () => {
@@ -49,6 +50,7 @@ describe('the listing walk', () => {
     execFileSync('mkfifo', [h.at('HDS', 'in', 'pipe')]);
     fs.symlinkSync(h.at('HDS', 'in'), h.at('HDS', 'alias'));
     fs.writeFileSync(h.at('HDS', '.z.html.0a1b2c3d4e5f1.ack-tmp'), 'half');
+    fs.symlinkSync(h.at('HDS', 'gone.html'), h.at('HDS', 'dangling.html')); // a link to nothing: left out
     const all = await h.list('moduleName=wwwroot');
     expect(all.res.status).toBe(200);
     expect(all.res.headers.get('cache-control')).toBe('no-store');
@@ -114,6 +116,30 @@ describe('the listing walk', () => {
     expect(JSON.parse(lines.pop()!)).toMatchObject({ done: true, files: 1200 });
     expect(lines).toHaveLength(1200);
     expect((JSON.parse(lines[1199]!) as { path: string }).path).toMatch(/1199\.txt$/);
+  });
+
+  it('waits for an HTTP/2 client whose stream window is full, then sends the rest of the listing', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1200; i++) files[`HDS/${'long-name-'.repeat(8)}${String(i).padStart(4, '0')}.txt`] = `${i}`;
+    const h = await start(files);
+    const session = http2.connect(h.tlsUrl, { rejectUnauthorized: false });
+    try {
+      const text = await new Promise<string>((resolve, reject) => {
+        const stream = session.request({ ':path': '/wwwroot/api/sync/list?moduleName=wwwroot', ...AUTH });
+        const chunks: Buffer[] = [];
+        stream.on('error', reject);
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        // Not read for a while: the window (64 KiB) fills and the host must wait, then go on.
+        stream.pause();
+        setTimeout(() => stream.resume(), 300);
+      });
+      const lines = text.trim().split('\n');
+      expect(JSON.parse(lines.pop()!)).toMatchObject({ done: true, files: 1200 });
+      expect(lines).toHaveLength(1200);
+    } finally {
+      session.close();
+    }
   });
 
   it('cuts a big folder into slices of at most 256 files, in name order, with their facts', async () => {

@@ -139,6 +139,29 @@ describe('staging the files of a batch', () => {
     }
   });
 
+  it('fails a streamed file (past IN_MEMORY_BYTES) whose part is cut or fails, leaving nothing', async () => {
+    for (const cut of [undefined, new Error('cut off')]) {
+      const source = new PassThrough();
+      source.on('error', () => undefined); // the form's parser listens in the host
+      const staging = stageUnflushed(dir, source, { maxBytes: 10 * IN_MEMORY_BYTES });
+      source.write(Buffer.alloc(IN_MEMORY_BYTES + 10, 3));
+      await new Promise((r) => setTimeout(r, 20));
+      source.destroy(cut);
+      await expect(staging).rejects.toThrow(cut ? 'cut off' : 'ended before its end');
+      expect(temps()).toEqual([]);
+    }
+  });
+
+  it('gives a place back when a file is done: a gate of one takes one file after another', () => {
+    const gate = new StagingGate(1);
+    expect(gate.tryEnter()).toBe(true);
+    expect(gate.tryEnter()).toBe(false);
+    gate.leave();
+    expect(gate.tryEnter()).toBe(true);
+    gate.leave();
+    expect(gate.tryEnter()).toBe(true);
+  });
+
   it('keeps a file of exactly IN_MEMORY_BYTES in memory until its flush; one byte more is streamed and flushed', async () => {
     const at = await stageUnflushed(dir, chunked(Buffer.alloc(IN_MEMORY_BYTES, 1), [64 * 1024]));
     expect(at).toMatchObject({ bytes: IN_MEMORY_BYTES, unflushed: true });

@@ -31,6 +31,8 @@ describe('the writer of a temporary file', () => {
 
   it('reads the tag and pid back from a name, and nothing from a name without them', () => {
     const name = (tag: string, pid: number) => `.page-1-2.html.0a1b2c3d${ownerPart(tag, pid)}1z.ack-tmp`;
+    expect(ownerPart('deadbeef', 4242)).toBe('deadbeef-39u-');
+    expect(ownerPart(undefined, 4242)).toBe('0-39u-');
     expect(ownerOf(name('deadbeef', 4242))).toEqual({ tag: 'deadbeef', pid: 4242 });
     expect(ownerOf(name('deadbeef', 1))).toEqual({ tag: 'deadbeef', pid: 1 });
     expect(ownerOf(`.page.html.0a1b2c3d${ownerPart(undefined, 4242)}1.ack-tmp`)).toBeUndefined();

@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,7 +20,9 @@ const AUTH = { Authorization: basicAuth(TOKEN) };
 const sha = (data: string) => createHash('sha256').update(data).digest('hex');
 const hosts = useTestHosts();
 let scratch: string | undefined;
-afterEach(() => {
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   scratch = undefined;
 });
@@ -45,9 +47,12 @@ async function start(files: Record<string, string>) {
 }
 
 describe('the listing walk', () => {
-  it('lists regular files only (a FIFO left out), a prefix that is a link to a folder inside, and no temporary file named as prefix', async () => {
+  it('lists regular files only (a socket file left out), a prefix that is a link to a folder inside, and no temporary file named as prefix', async () => {
     const h = await start({ 'HDS/in/a.html': 'a', 'HDS/in/b.html': 'b', 'HDS/z.html': 'z' });
-    execFileSync('mkfifo', [h.at('HDS', 'in', 'pipe')]);
+    // A socket file: neither a file nor a link, so not listed.
+    const socket = net.createServer();
+    await new Promise<void>((resolve) => socket.listen(h.at('HDS', 'in', 'pipe'), resolve));
+    closers.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
     fs.symlinkSync(h.at('HDS', 'in'), h.at('HDS', 'alias'));
     fs.writeFileSync(h.at('HDS', '.z.html.0a1b2c3d4e5f1.ack-tmp'), 'half');
     fs.symlinkSync(h.at('HDS', 'gone.html'), h.at('HDS', 'dangling.html')); // a link to nothing: left out

@@ -29,6 +29,10 @@ export default {
     'packages/wwwroot/src/serving/ranges.ts',
     // Redaction of secrets in settings dumps and log lines.
     'packages/host/src/settings/redact.ts',
+    // The sync batch's staging (memory bound, flushes, who wrote a temporary file) and the listing.
+    'packages/host/src/fs/batch-staging.ts',
+    'packages/host/src/fs/temp-owner.ts',
+    'packages/wwwroot/src/sync/listing.ts',
   ],
   coverageAnalysis: 'perTest',
   ignoreStatic: true,

@@ -89,6 +89,7 @@ export type {
   UploadOutcome,
   UploadPlan,
 } from './fs/upload-flow.js';
+export { batchFormLimits } from './fs/receive-upload.js';
 export type { FormFieldValues, FormFields } from './fs/receive-upload.js';
 export { bodyTooLarge, createBodyReaders, parseJsonBody, readBody } from './http/read-body.js';
 export type { BodyReaders, ReadBodyOptions } from './http/read-body.js';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fuzzOptions } from '../test-support/fuzz.js';
 import { IN_MEMORY_BYTES, StagingGate, flushFileSystems, flushStaged, stageUnflushed } from './batch-staging.js';
-import { FileTooLargeError, commitStaged, isTemporaryFileName } from './safe-write.js';
+import { FileTooLargeError, commitStaged, discardStaged, isTemporaryFileName } from './safe-write.js';
 
 let dir: string;
 beforeEach(() => {
@@ -137,6 +137,70 @@ describe('staging the files of a batch', () => {
     } finally {
       process.env.PATH = path0;
     }
+  });
+
+  it('fails a streamed file (past IN_MEMORY_BYTES) whose part is cut or fails, leaving nothing', async () => {
+    for (const cut of [undefined, new Error('cut off')]) {
+      const source = new PassThrough();
+      source.on('error', () => undefined); // the form's parser listens in the host
+      const staging = stageUnflushed(dir, source, { maxBytes: 10 * IN_MEMORY_BYTES });
+      source.write(Buffer.alloc(IN_MEMORY_BYTES + 10, 3));
+      await new Promise((r) => setTimeout(r, 20));
+      source.destroy(cut);
+      await expect(staging).rejects.toThrow(cut ? 'cut off' : 'ended before its end');
+      expect(temps()).toEqual([]);
+    }
+  });
+
+  it('gives a place back when a file is done: a gate of one takes one file after another', () => {
+    const gate = new StagingGate(1);
+    expect(gate.tryEnter()).toBe(true);
+    expect(gate.tryEnter()).toBe(false);
+    gate.leave();
+    expect(gate.tryEnter()).toBe(true);
+    gate.leave();
+    expect(gate.tryEnter()).toBe(true);
+  });
+
+  it('keeps a file of exactly IN_MEMORY_BYTES in memory until its flush; one byte more is streamed and flushed', async () => {
+    const at = await stageUnflushed(dir, chunked(Buffer.alloc(IN_MEMORY_BYTES, 1), [64 * 1024]));
+    expect(at).toMatchObject({ bytes: IN_MEMORY_BYTES, unflushed: true });
+    const over = await stageUnflushed(dir, chunked(Buffer.alloc(IN_MEMORY_BYTES + 1, 1), [64 * 1024]));
+    expect(over.bytes).toBe(IN_MEMORY_BYTES + 1);
+    expect((over as { unflushed?: boolean }).unflushed).toBeUndefined();
+    // Nothing to flush is no flush at all; no folder is no file system.
+    await flushStaged([over, undefined]);
+    expect(await flushFileSystems([])).toBe(false);
+  });
+
+  it('stages in orIn, making no folder, when the folder asked for does not exist; in the folder when it does', async () => {
+    const waiting = path.join(dir, 'staging');
+    const missing = path.join(dir, 'new', 'deeper');
+    for (const size of [10, IN_MEMORY_BYTES + 10]) {
+      const data = Buffer.alloc(size, 7);
+      const staged = await stageUnflushed(missing, chunked(data, [64 * 1024]), { orIn: waiting, maxBytes: size });
+      expect(path.dirname(staged.tempPath)).toBe(waiting);
+      expect(fs.existsSync(path.join(dir, 'new'))).toBe(false);
+      expect(fs.readFileSync(staged.tempPath).equals(data)).toBe(true);
+      fs.rmSync(staged.tempPath);
+    }
+    // The neighbour: a folder that exists is staged in, orIn or not.
+    fs.mkdirSync(missing, { recursive: true });
+    const beside = await stageUnflushed(missing, Readable.from([Buffer.from('x')]), { orIn: waiting });
+    expect(path.dirname(beside.tempPath)).toBe(missing);
+    // Without orIn the folder is made, as a single upload makes it.
+    const made = await stageUnflushed(path.join(dir, 'made'), Readable.from([Buffer.from('y')]));
+    expect(path.dirname(made.tempPath)).toBe(path.join(dir, 'made'));
+  });
+
+  it('removes every folder its files made when discarded together, however they shared them', async () => {
+    const files = await Promise.all(
+      ['a/b', 'a/c', 'a/c', 'a/b/d'].map((sub, i) =>
+        stageUnflushed(path.join(dir, 'tree', sub), Readable.from([Buffer.from(`f${i}`)])),
+      ),
+    );
+    await discardStaged(...files);
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 
   it('stages any size in any chunking whole, or refuses it exactly when over the limit (fuzz)', async () => {

@@ -112,7 +112,7 @@ function gathered(dir: string, source: Readable, options: StageOptions & { nameH
     };
     const onEnd = () => {
       stop();
-      resolve(writeWhole(dir, chunks, bytes, options.nameHint ?? 'upload'));
+      resolve(writeWhole(dir, chunks, bytes, options.nameHint ?? 'upload', options.orIn));
     };
     const onError = (err: Error) => {
       stop();
@@ -150,10 +150,16 @@ async function streamOn(
   }
 }
 
-async function writeWhole(dir: string, chunks: Buffer[], bytes: number, hint: string): Promise<StagedFile> {
+async function writeWhole(
+  dir: string,
+  chunks: Buffer[],
+  bytes: number,
+  hint: string,
+  orIn: string | undefined,
+): Promise<StagedFile> {
   const hash = createHash('sha256');
   for (const chunk of chunks) hash.update(chunk);
-  const { fd, tempPath, createdDir } = await openTempFd(dir, hint);
+  const { fd, tempPath, createdDir } = await openTempFd(dir, hint, orIn);
   const staged: StagedInternal = { tempPath, bytes, sha256: hash.digest('hex'), createdDir, unflushed: true };
   let open = true;
   try {

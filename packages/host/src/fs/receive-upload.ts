@@ -104,10 +104,27 @@ const BATCH_FILES_AT_ONCE = 8;
 
 const LIMITS = { files: 1, fields: 32, parts: 40, fieldSize: 64 * 1024, fieldNameSize: 200 };
 
+/**
+ * A batch form's text fields (docs/sync.md "Batches"): a path per file and per deletion, each at
+ * most `maxFieldBytes` (a path the file system could take), all of them together at most
+ * `maxFieldsBytes`. What a batch holds in memory is bounded by these and by the files staged at
+ * once; a form over them is refused, not read to its end.
+ */
+export function batchFormLimits(maxFiles: number) {
+  return { maxFields: 2 * maxFiles + 32, maxFieldBytes: 4096, maxFieldsBytes: 1024 * 1024 };
+}
+
 /** A batch carries a path field per file (and deletions): room for those beside the files. */
 function limitsFor(maxFiles: number | undefined): typeof LIMITS {
   if (maxFiles === undefined) return LIMITS;
-  return { ...LIMITS, files: maxFiles, fields: 2 * maxFiles + 32, parts: 3 * maxFiles + 40 };
+  const form = batchFormLimits(maxFiles);
+  return {
+    ...LIMITS,
+    files: maxFiles,
+    fields: form.maxFields,
+    fieldSize: form.maxFieldBytes,
+    parts: 3 * maxFiles + 40,
+  };
 }
 
 /** multer's options with the hook that feeds its parser (multer 2.5; not in its type definitions yet). */
@@ -146,6 +163,9 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     /** A batch's files staged at once (docs/sync.md "Batches": memory stays bounded). */
     const gate = new StagingGate(BATCH_FILES_AT_ONCE);
     const limits = limitsFor(options.batch?.maxFiles);
+    /** Every text field in the order sent, by lower-cased name: spellings of one name are one field. */
+    const fields = new OrderedFields();
+    const maxFieldsBytes = options.batch ? batchFormLimits(options.batch.maxFiles).maxFieldsBytes : Infinity;
 
     const removeStaged = async () => {
       const results = await Promise.allSettled([...staging]);
@@ -154,7 +174,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
-      options.signal?.removeEventListener('abort', onAbort);
+      unlisten();
       if (counter) req.unpipe(counter);
       if (!req.complete) {
         // The rest of the body is not read: the connection cannot carry another request.
@@ -167,13 +187,20 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       void removeStaged().then(() => reject(err));
     };
     const onAbort = () => fail(options.signal?.reason);
+    const onGone = () => {
+      if (!req.complete || req.aborted || req.readableAborted) fail(new ClientGoneError());
+    };
+    const unlisten = () => {
+      options.signal?.removeEventListener('abort', onAbort);
+      req.off('aborted', onGone);
+      res.off('close', onGone);
+    };
 
     const storage: multer.StorageEngine = {
       _handleFile(_req, file, cb) {
         if (options.batch) return handleBatchFile(options.batch, file, cb);
-        const fields = formFields(req.body);
         const stage = (async () => {
-          const dir = (await options.stageDir(fields)) ?? options.stagingDir;
+          const dir = (await options.stageDir(fields.first())) ?? options.stagingDir;
           return stageStream(dir, file.stream, { maxBytes: options.maxBytes, nameHint: file.originalname || 'upload' });
         })();
         staging.add(stage);
@@ -210,12 +237,14 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
         return undefined;
       };
       const stage = (async () => {
-        const target = await batch.stageFile(formFieldView(req.body), index);
+        const target = await batch.stageFile(fields, index);
         if ('refused' in target) return refuse(target.refused);
         try {
-          // Not flushed yet: the flow flushes the batch's files together before committing any.
+          // Not flushed yet: the flow flushes the batch's files together before committing any. A
+          // folder that does not exist yet is made when the file commits, in the order sent.
           return await stageUnflushed(target.dir, file.stream, {
             gate,
+            orIn: options.stagingDir,
             maxBytes: options.maxBytes,
             nameHint: file.originalname || 'upload',
           });
@@ -241,6 +270,12 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
 
     const streamHandler = (request: Request, busboy: Writable) => {
       parser = busboy;
+      // multer keeps the fields by the name as spelt, which loses their order across spellings:
+      // they are also kept here, in the order sent, and counted against the batch's limit.
+      busboy.on('field', (name: unknown, value: unknown) => {
+        if (settled || typeof name !== 'string' || typeof value !== 'string') return;
+        if (fields.add(decodeFormDataName(name), value) > maxFieldsBytes) fail(formTooLarge(prefix, maxFieldsBytes));
+      });
       let count = 0;
       counter = new Transform({
         transform(chunk: Buffer, _enc, cb) {
@@ -280,18 +315,22 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       if (settled) return;
       if (err === undefined) {
         settled = true;
-        options.signal?.removeEventListener('abort', onAbort);
+        unlisten();
         return resolve({
-          fields: formFields(req.body),
+          fields: fields.first(),
           file: received?.file,
           fileName: received?.name,
-          ...(options.batch ? { files: batchFiles, values: formFieldValues(req.body) } : {}),
+          ...(options.batch ? { files: batchFiles, values: fields } : {}),
         });
       }
       fail(problemOf(err, req, prefix, limits));
     });
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // The client gone (its connection closed, its HTTP/2 stream reset): the form is failed at once,
+    // before the parser reads on through what is still buffered and stages every part of it.
+    req.once('aborted', onGone);
+    res.once('close', onGone);
     // A client may have left before the form was read at all, while the host was still in front of
     // this route (loading its session from a shared store, say): multer's listeners came too late
     // to hear it, and the parser would wait for ever for a body that is gone (docs/sync.md
@@ -300,46 +339,40 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
   });
 }
 
-/** The text fields as multer collected them (first value of each name, names lower-cased). */
-function formFields(body: unknown): Map<string, string> {
-  const fields = new Map<string, string>();
-  for (const [name, values] of formFieldValues(body)) if (values.length > 0) fields.set(name, values[0]!);
-  return fields;
-}
-
 /**
- * The fields so far, read in place: a batch asks for them at each of its files, and copying every
- * value each time would cost the square of the file count (docs/sync.md "Speed").
+ * The text fields in the order sent, by lower-cased name (form field names are case-insensitive:
+ * `filePath`, `FILEPATH` and `filepath` are one field, whose n-th value is the n-th sent). A batch
+ * asks for them at each of its files: they are read in place, never copied (docs/sync.md "Speed").
  */
-function formFieldView(body: unknown): FormFieldValues {
-  const record = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
-  const names = Object.keys(record);
-  const isText = (v: unknown): v is string => typeof v === 'string';
-  return {
-    get(key) {
-      let found: readonly string[] | undefined;
-      for (const name of names) {
-        if (name.toLowerCase() !== key) continue;
-        const value = record[name];
-        const list: unknown[] = Array.isArray(value) ? value : [value];
-        const strings = list.every(isText) ? list : list.filter(isText);
-        found = found ? [...found, ...strings] : strings;
-      }
-      return found;
-    },
-  };
+class OrderedFields implements FormFieldValues {
+  private readonly byName = new Map<string, string[]>();
+  private bytes = 0;
+
+  /** Adds a field; returns the bytes of every field so far (names and values). */
+  add(name: string, value: string): number {
+    const key = name.toLowerCase();
+    const list = this.byName.get(key);
+    if (list) list.push(value);
+    else this.byName.set(key, [value]);
+    this.bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+    return this.bytes;
+  }
+
+  get(name: string): readonly string[] | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The first value of each field. */
+  first(): Map<string, string> {
+    return new Map([...this.byName].map(([name, values]) => [name, values[0]!] as const));
+  }
 }
 
-/** Every value of each text field, names lower-cased (spellings of one name are merged). */
-function formFieldValues(body: unknown): Map<string, string[]> {
-  const values = new Map<string, string[]>();
-  if (typeof body !== 'object' || body === null) return values;
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    const list = (Array.isArray(value) ? (value as unknown[]) : [value]).filter((v) => typeof v === 'string');
-    const key = name.toLowerCase();
-    values.set(key, [...(values.get(key) ?? []), ...list]);
-  }
-  return values;
+/** A field name as multer reads it (the WHATWG escapes of a form's names reversed). */
+function decodeFormDataName(name: string): string {
+  return name.replace(/%0A|%0D|%22/gi, (match) =>
+    match.toUpperCase() === '%0A' ? '\n' : match.toUpperCase() === '%0D' ? '\r' : '"',
+  );
 }
 
 /** Maps what multer or the parser reports to the answer; a client that left has none. */
@@ -358,7 +391,7 @@ function problemOf(err: unknown, req: Request, prefix: string, limits = LIMITS):
       LIMIT_PART_COUNT: `At most ${limits.parts} parts are accepted.`,
       LIMIT_FIELD_COUNT: `At most ${limits.fields} fields are accepted.`,
       LIMIT_FIELD_KEY: 'A field name is too long.',
-      LIMIT_FIELD_VALUE: `A field is over ${LIMITS.fieldSize} bytes.`,
+      LIMIT_FIELD_VALUE: `A field is over ${limits.fieldSize} bytes.`,
     };
     return invalid(detail[e.code ?? ''] ?? `The multipart form could not be read (${e.code}).`);
   }
@@ -366,6 +399,14 @@ function problemOf(err: unknown, req: Request, prefix: string, limits = LIMITS):
   // stream that failed while still connected: the form as sent cannot be read.
   if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && e.code !== 'ECONNRESET') return err; // disk and file system
   return invalid(`The multipart form could not be read: ${e.message ?? 'malformed body'}.`);
+}
+
+function formTooLarge(prefix: string, maxBytes: number): ProblemError {
+  return new ProblemError({
+    status: 413,
+    code: hostProblems.PREFIX_FORM_TOO_LARGE.code(prefix),
+    detail: `The form's text fields are over ${maxBytes} bytes together; send the batch in smaller parts.`,
+  });
 }
 
 function fileTooLarge(prefix: string, maxBytes: number): ProblemError {

@@ -32,7 +32,9 @@ describe('temporary files', () => {
     });
     expect(path.dirname(staged.tempPath)).toBe(dir);
     const name = path.basename(staged.tempPath);
-    expect(name).toMatch(/^\.[A-Za-z0-9_.-]{1,60}\.[0-9a-f]{12}[0-9a-z]+\.ack-tmp$/);
+    // A random part, then the writer (docs/sync.md "Interrupted writes"), then a counter.
+    expect(name).toMatch(/^\.[A-Za-z0-9_.-]{1,60}\.[0-9a-f]{8}([0-9a-f]{8}|0)-[0-9a-z]+-[0-9a-z]+\.ack-tmp$/);
+    expect(name).toContain(`-${process.pid.toString(36)}-`);
     expect(name.startsWith('.pa_ss_wd_')).toBe(true);
     expect(isTemporaryFileName(name)).toBe(true);
     // Each write has its own name, however alike the hints.

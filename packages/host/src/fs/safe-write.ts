@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathKey, targetLocks } from './keyed-lock.js';
+import { namespaceTag, ownerPart } from './temp-owner.js';
 
 /**
  * The one way this project writes a file that others read while it runs (sync upload, contract
@@ -47,6 +48,11 @@ export interface StagedInternal extends StagedFile {
 export interface StageOptions {
   /** Most bytes accepted; one more and the write fails with `FileTooLargeError`. */
   maxBytes?: number;
+  /**
+   * Where to stage when the folder asked for does not exist yet, rather than making it: a batch
+   * makes a file's folders only when that file commits, in the order sent (docs/sync.md "Batches").
+   */
+  orIn?: string;
 }
 
 const TEMP_SUFFIX = '.ack-tmp';
@@ -57,9 +63,11 @@ const FLUSH_BEHIND_BYTES = 8 * 1024 * 1024;
 
 /**
  * Unique per process (random, drawn once) and per write (a counter): hosts and workers sharing a
- * folder never pick the same name, and a name costs no call into the random source per file.
+ * folder never pick the same name, and a name costs no call into the random source per file. The
+ * name also says which process wrote it (`temp-owner.ts`), so that the start-up sweep can remove
+ * at once what a process that died left.
  */
-const PROCESS_TAG = randomBytes(6).toString('hex');
+const PROCESS_TAG = randomBytes(4).toString('hex') + ownerPart(namespaceTag(), process.pid);
 let tempCounter = 0;
 
 /** Temporary names are dotfiles (never served) beside the target, unique per write. */
@@ -80,6 +88,7 @@ export function isTemporaryFileName(name: string): boolean {
 async function openTemp(
   dir: string,
   hint: string,
+  orIn?: string,
 ): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
   let createdDir: string | undefined;
   // The folder usually exists (a batch writes many files into few folders): open first, and make
@@ -93,6 +102,11 @@ async function openTemp(
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
     }
+    // Missing, and not to be made now: staged in `orIn` (made if need be) and moved at commit.
+    if (orIn !== undefined && dir !== orIn) {
+      dir = orIn;
+      continue;
+    }
     const made = await fs.mkdir(dir, { recursive: true });
     createdDir ??= made;
   }
@@ -105,6 +119,7 @@ async function openTemp(
 export async function openTempFd(
   dir: string,
   hint: string,
+  orIn?: string,
 ): Promise<{ fd: number; tempPath: string; createdDir?: string }> {
   let createdDir: string | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -116,6 +131,11 @@ export async function openTempFd(
       return { fd, tempPath, createdDir };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+    // Missing, and not to be made now: staged in `orIn` (made if need be) and moved at commit.
+    if (orIn !== undefined && dir !== orIn) {
+      dir = orIn;
+      continue;
     }
     const made = await fs.mkdir(dir, { recursive: true });
     createdDir ??= made;
@@ -132,7 +152,7 @@ export async function stageStream(
   source: Readable,
   options: StageOptions & { nameHint?: string } = {},
 ): Promise<StagedFile> {
-  const { handle, tempPath, createdDir } = await openTemp(dir, options.nameHint ?? 'upload');
+  const { handle, tempPath, createdDir } = await openTemp(dir, options.nameHint ?? 'upload', options.orIn);
   const hash = createHash('sha256');
   let bytes = 0;
   const limit = options.maxBytes ?? Infinity;
@@ -213,26 +233,37 @@ export async function moveStaged(staged: StagedFile, dir: string): Promise<Stage
   return { ...copy, createdDir: made ?? (copy as StagedInternal).createdDir } as StagedInternal;
 }
 
-/** Removes staged temporary files (and the folders created for them, when left empty). Never throws. */
+/**
+ * Removes staged temporary files (and the folders created for them, when left empty). Never throws.
+ * The files go first, then the folders: a folder one file made may hold others of the same call
+ * (files staged together share folders, and only the first one to arrive made it).
+ */
 export async function discardStaged(...files: Array<StagedFile | undefined>): Promise<void> {
-  for (const file of files) {
-    if (!file) continue;
-    await fs.rm(file.tempPath, { force: true }).catch(() => undefined);
-    await removeEmptyFolders(path.dirname(file.tempPath), (file as StagedInternal).createdDir);
+  const present = files.filter((file): file is StagedInternal => file !== undefined);
+  for (const file of present) await fs.rm(file.tempPath, { force: true }).catch(() => undefined);
+  const made = present.filter((file) => file.createdDir !== undefined);
+  // Again while a round removes something: a folder is empty only once the others' are gone.
+  for (let removed = 1; removed > 0;) {
+    removed = 0;
+    for (const file of made) removed += await removeEmptyFolders(path.dirname(file.tempPath), file.createdDir!);
   }
 }
 
-async function removeEmptyFolders(from: string, upTo: string | undefined): Promise<void> {
-  if (!upTo) return;
+/** Removes `from` and its parents up to `upTo` while empty; returns how many went. */
+async function removeEmptyFolders(from: string, upTo: string): Promise<number> {
   const stop = path.resolve(upTo);
+  let removed = 0;
   for (let dir = path.resolve(from); dir === stop || dir.startsWith(stop + path.sep); dir = path.dirname(dir)) {
     try {
       await fs.rmdir(dir);
-    } catch {
-      return; // not empty (another write is using it) or gone
+      removed++;
+    } catch (err) {
+      // Not empty (another write is using it); one already removed is passed on the way up.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') break;
     }
-    if (dir === stop) return;
+    if (dir === stop) break;
   }
+  return removed;
 }
 
 /** Renames with a few retries on Windows, where a reader holding the target briefly blocks it. */

@@ -284,9 +284,12 @@ export class UploadFlow {
           });
           continue;
         }
-        pending[entry.index] = undefined; // consumed by the commit either way
         try {
-          const [existed] = await commitStaged([{ staged: entry.file, target: plan.target }], { syncFolders: false });
+          // Staged elsewhere when its folder did not exist yet: the folder is made now, in the
+          // order sent, so that an earlier entry's file is never taken for a later one's folder.
+          const staged = await moveStaged(entry.file, path.dirname(plan.target));
+          pending[entry.index] = undefined; // consumed by the commit either way
+          const [existed] = await commitStaged([{ staged, target: plan.target }], { syncFolders: false });
           committedDirs.push(path.dirname(plan.target));
           outcomes.push({
             request: plan.request,
@@ -297,6 +300,8 @@ export class UploadFlow {
             sha256: entry.file.sha256,
           });
         } catch (err) {
+          await discardStaged(pending[entry.index]);
+          pending[entry.index] = undefined;
           outcomes.push({ request: plan.request, change: 'Changed', ok: false, problem: perEntry(err) });
         }
       }

@@ -3,8 +3,9 @@ import { hostProblems } from './problem-codes.js';
 
 /**
  * File-system errors that a client's path causes (a name too long, a file where the path needs a
- * folder, a folder where it needs a file) are the client's to fix: 4xx, not 500. A full disk or
- * quota is 507 `storage.full` (the writer has removed its temporary file by then; docs/sync.md).
+ * folder, a folder where it needs a file, a symbolic link that loops) are the client's to fix: 4xx,
+ * not 500. A full disk or quota is 507 `storage.full` (the writer has removed its temporary file by
+ * then; docs/sync.md).
  * The detail never names the server's own path. Other errors of the server's making stay 500.
  */
 export function fileSystemProblem(err: unknown): Problem | undefined {
@@ -31,6 +32,12 @@ export function fileSystemProblem(err: unknown): Problem | undefined {
             detail: 'A part of the path is a file, not a folder.',
           }
         : undefined;
+    case 'ELOOP':
+      return {
+        status: 409,
+        code: hostProblems.REQUEST_PATH_CONFLICT.code,
+        detail: 'The path passes through a symbolic link that loops.',
+      };
     case 'EISDIR':
       return {
         status: 409,

@@ -279,6 +279,12 @@ export const hostProblems = {
     'The file is over `Security:MaxContractSyncFileBytes`; nothing is kept.',
     'upload',
   ),
+  PREFIX_FORM_TOO_LARGE: built(
+    '<prefix>.form_too_large',
+    413,
+    "A batch form's text fields (its paths) are over their limit together; nothing is kept.",
+    'upload',
+  ),
   PREFIX_MISSING_FILE: built('<prefix>.missing_file', 400, 'No file part, and the change is not `Deleted`.', 'upload'),
   PREFIX_INVALID_PATH: built(
     '<prefix>.invalid_path',

@@ -1,5 +1,12 @@
 import type { RequestHandler } from 'express';
-import { ProblemError, type FormFieldValues, type Logger, type RealFolders, type UploadFlow } from '@ack/host';
+import {
+  ProblemError,
+  batchFormLimits,
+  type FormFieldValues,
+  type Logger,
+  type RealFolders,
+  type UploadFlow,
+} from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';
@@ -15,6 +22,7 @@ export function batchOffer(runtime: WwwrootRuntime) {
   return {
     path: '/wwwroot/api/sync/batch',
     maxFiles: BATCH_MAX_FILES,
+    ...batchFormLimits(BATCH_MAX_FILES),
     maxFileBytes: runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes,
     maxBodyBytes: runtime.ctx.settings.Kestrel.Limits.MaxRequestBodySize,
   };

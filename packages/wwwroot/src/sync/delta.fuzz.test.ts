@@ -19,7 +19,10 @@ import { basicAuth, countingWwwroot } from '../test-support/test-fixture.js';
 // query and the batch form. Whatever arrives: a 2xx or a 4xx problem, never a 5xx or a hang; the
 // listing never names a file outside the module folder; no temporary file is left behind. A batch
 // cut at any byte by an HTTP/2 stream reset stores nothing unless its closing boundary came, and
-// then only whole files (docs/sync.md "Interrupted writes").
+// then only whole files (docs/sync.md "Interrupted writes"). A well-formed batch does exactly what
+// a model of its form says: fields paired by the order sent whatever their spelling, files
+// committed in the order sent (a file and a folder of one name), a symbolic link that loops
+// refused for its entry alone, and no folder made for an entry that is refused.
 // Replay with ACK_FUZZ_SEED / ACK_FUZZ_RUNS (docs/reliability.md "Fuzzing").
 
 const TOKEN = 'fuzz-token';
@@ -212,5 +215,94 @@ describe('sync delta fuzz', () => {
     } finally {
       session?.close();
     }
+  });
+
+  it('a well-formed batch does what a model of its form says, entry by entry, in the order sent', async () => {
+    const h = await start();
+    const spell = (name: string) => fc.constantFrom(name, name.toUpperCase(), name.toLowerCase());
+    const entry = fc.oneof(
+      fc.record({
+        kind: fc.constant('file' as const),
+        field: spell('filePath'),
+        segments: fc.array(fc.constantFrom('a', 'b', 'loop'), { minLength: 1, maxLength: 3 }),
+        content: fc.string({ maxLength: 300 }),
+      }),
+      fc.record({
+        kind: fc.constant('delete' as const),
+        field: spell('deletePath'),
+        segments: fc.array(fc.constantFrom('a', 'b', 'loop'), { minLength: 1, maxLength: 3 }),
+        content: fc.constant(''),
+      }),
+    );
+    const caseArb = fc.record({
+      module: spell('moduleName'),
+      before: fc.subarray(['a', 'b/a']),
+      entries: fc.array(entry, { minLength: 1, maxLength: 8 }),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(caseArb, async ({ module, before, entries }) => {
+        const root = `R${run++}`;
+        const dir = path.join(h.contracts, root);
+        fs.mkdirSync(dir);
+        fs.symlinkSync('loop', path.join(dir, 'loop'));
+        // The model: files and folders under the case's folder.
+        const files = new Map<string, string>();
+        const folders = new Set<string>();
+        const addFile = (rel: string, content: string) => {
+          files.set(rel, content);
+          const segs = rel.split('/');
+          for (let i = 1; i < segs.length; i++) folders.add(segs.slice(0, i).join('/'));
+        };
+        for (const rel of before) {
+          fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+          fs.writeFileSync(path.join(dir, rel), 'before');
+          addFile(rel, 'before');
+        }
+        const parts: FormPart[] = [{ name: module, content: 'wwwroot' }];
+        for (const e of entries) {
+          parts.push({ name: e.field, content: `${root}/${e.segments.join('/')}` });
+          if (e.kind === 'file') parts.push({ name: 'file', filename: 'f', content: e.content });
+        }
+        const { body, contentType } = multipartBody(parts);
+        const answer = await rawPost(h.url, '/wwwroot/api/sync/batch', body, { ...AUTH, 'Content-Type': contentType });
+        expect(answer.status, answer.body).toBe(200);
+        const results = (JSON.parse(answer.body) as { results: Array<Record<string, unknown>> }).results;
+        // What the model expects, files in the order sent, then deletions.
+        const expected: Array<Record<string, unknown>> = [];
+        const fileAbove = (segs: string[]) =>
+          segs.slice(0, -1).some((_, i) => files.has(segs.slice(0, i + 1).join('/')));
+        for (const e of [...entries.filter((x) => x.kind === 'file'), ...entries.filter((x) => x.kind === 'delete')]) {
+          const rel = e.segments.join('/');
+          const shown = { path: `${root}/${rel}` };
+          if (e.segments[0] === 'loop') expected.push({ ...shown, ok: false, status: 409 });
+          else if (e.kind === 'file') {
+            if (Buffer.byteLength(e.content) > 256) expected.push({ ...shown, ok: false, status: 413 });
+            else if (fileAbove(e.segments)) expected.push({ ...shown, ok: false, status: 409 });
+            else if (folders.has(rel)) expected.push({ ...shown, ok: false, status: 400, code: 'sync.not_a_file' });
+            else {
+              expected.push({ ...shown, ok: true, change: files.has(rel) ? 'Changed' : 'Created' });
+              addFile(rel, e.content);
+            }
+          } else if (folders.has(rel)) expected.push({ ...shown, ok: false, status: 400, code: 'sync.not_a_file' });
+          else {
+            expected.push({ ...shown, ok: true, change: 'Deleted', existed: files.has(rel) });
+            files.delete(rel);
+          }
+        }
+        expect(results.map((r) => ({ ...r, detail: undefined, sha256: undefined, refresh: undefined }))).toMatchObject(
+          expected,
+        );
+        // The disk is the model: its files with their bytes, and no other file or folder.
+        const onDisk = fs
+          .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+          .map((f) => f.split(path.sep).join('/'))
+          .filter((f) => f !== 'loop')
+          .sort();
+        expect(onDisk).toEqual([...new Set([...files.keys(), ...folders])].sort());
+        for (const [rel, content] of files) expect(fs.readFileSync(path.join(dir, rel), 'utf8')).toBe(content);
+      }),
+      fuzzOptions(100),
+    );
   });
 });

@@ -16,6 +16,7 @@ import { Listeners, type ListenOptions, type ListeningEndpoint } from './lifecyc
 import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { abandonStart, stopHost } from './lifecycle/shutdown.js';
 import { createUpgrades } from './websocket/index.js';
+import { createTracing } from './tracing/index.js';
 import type { AckHost, CreateHostOptions } from './host-api.js';
 
 export type { ListenOptions, ListeningEndpoint };
@@ -57,6 +58,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     throw err;
   }
 
+  // Before the modules, which make outgoing calls through it; off unless OTEL_* asks (docs/operations.md).
+  const tracing = createTracing(logger, HOST_VERSION);
   let selfUrl = '';
   const loaded: LoadedModule[] = [];
   const { services, bus, uploadFlows, accessChecks } = createHostServices({
@@ -65,10 +68,11 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     keys,
     logger,
     sessionState,
+    traces: tracing.traces,
     selfUrl: () => selfUrl,
     modules: () => loaded,
   });
-  const opened = { bus, sessionState, accessChecks };
+  const opened = { bus, sessionState, accessChecks, tracing };
 
   let result: Awaited<ReturnType<typeof loadModules>>;
   try {
@@ -83,7 +87,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   }
   loaded.push(...result.loaded);
 
-  const edge = createEdge(settings, paths, logger);
+  const edge = createEdge(settings, paths, logger, tracing);
   // The access file holds the combined lines alone, so that log tools read it as they are.
   if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')
     logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');

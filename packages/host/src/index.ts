@@ -8,6 +8,7 @@ export type {
   ContractChanges,
   HostServices,
   HostSessions,
+  HostTraces,
   ModuleContext,
   ModuleContributions,
   ModuleJson,
@@ -19,6 +20,7 @@ export type {
   RawRequest,
   RawResponse,
   RequestContext,
+  TraceIds,
   UpgradeRequest,
   WebSocket,
 } from './modules/contract.js';

@@ -39,6 +39,30 @@ export interface RequestContext {
   rawQuery: string;
   /** Time the request arrived (for access logs). */
   startedAt: bigint;
+  /**
+   * The request's trace (docs/operations.md "Traces"): the caller's, from a valid `traceparent`,
+   * or a new one when traces are exported; undefined otherwise.
+   */
+  trace?: TraceIds;
+}
+
+/** A place in a W3C trace: the trace id and the span outgoing calls name as their parent. */
+export interface TraceIds {
+  /** 32 lowercase hex digits. */
+  readonly traceId: string;
+  /** 16 lowercase hex digits. */
+  readonly spanId: string;
+}
+
+/** Outgoing calls as part of the request being answered (docs/operations.md "Traces"). */
+export interface HostTraces {
+  /** The trace of the request this code runs for (its async context), if it has one. */
+  current(): TraceIds | undefined;
+  /**
+   * `fetch`, passing the request's trace on: `traceparent` (with a span of its own when spans are
+   * exported) and `tracestate`. Outside a traced request it is plain `fetch`.
+   */
+  fetch(input: string | URL, init?: RequestInit): Promise<Response>;
 }
 
 /** Node's request as the raw phases (public, static) see it: `ack` is filled by the edge phase. */
@@ -260,6 +284,8 @@ export interface HostServices {
    * a cookie authorises (docs/pipeline.md "Cross-site requests").
    */
   refuseCrossSite: RequestHandler;
+  /** Outgoing calls that carry the request's trace on (docs/operations.md "Traces"). */
+  traces: HostTraces;
 }
 
 /**

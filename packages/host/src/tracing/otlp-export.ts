@@ -53,15 +53,11 @@ export function createSpanExport(serviceVersion: string, logger: Logger): SpanEx
   const resources = requireCjs('@opentelemetry/resources') as typeof Resources;
   const otlp = requireCjs('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp;
 
-  // Export failures (collector down, refused) reach the host's log as warnings, not silence.
+  // Export failures (collector down, refused) reach the host's log as warnings, not silence; the
+  // SDK hands an error over as its JSON, of which the message says enough.
+  const warn = (message: string) => logger.warn(`traces: ${readableDiag(message)}`);
   api.diag.setLogger(
-    {
-      error: (message) => logger.warn(`traces: ${message}`),
-      warn: (message) => logger.warn(`traces: ${message}`),
-      info: () => {},
-      debug: () => {},
-      verbose: () => {},
-    },
+    { error: warn, warn, info: () => {}, debug: () => {}, verbose: () => {} },
     { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true },
   );
   const resource = resources
@@ -119,4 +115,15 @@ export function createSpanExport(serviceVersion: string, logger: Logger): SpanEx
       await provider.shutdown().catch((err: unknown) => logger.warn(`traces: export at stop failed: ${String(err)}`));
     },
   };
+}
+
+/** An SDK diagnostic as one readable line: the `message` of an error given as JSON, else as it is. */
+export function readableDiag(text: string): string {
+  if (!text.startsWith('{')) return text;
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    return typeof parsed.message === 'string' ? `export failed: ${parsed.message}` : text;
+  } catch {
+    return text;
+  }
 }

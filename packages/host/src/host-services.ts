@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express from 'express';
-import type { HostCounters, HostServices, HostSessions } from './modules/contract.js';
+import type { HostCounters, HostServices, HostSessions, HostTraces } from './modules/contract.js';
 import type { LoadedModule } from './modules/load-modules.js';
 import { createContractChanges } from './modules/contract-changes.js';
 import type { HostSettings } from './settings/schema.js';
@@ -22,6 +22,8 @@ export interface HostServiceInputs {
   keys: Keyring;
   logger: Logger;
   sessionState: SessionState | undefined;
+  /** Outgoing calls that carry the request's trace (tracing/index.ts). */
+  traces: HostTraces;
   /** Base URL once listening, else empty. */
   selfUrl(): string;
   /** The modules loaded so far (filled once loading is done). */
@@ -93,6 +95,7 @@ export function createHostServices(inputs: HostServiceInputs): BuiltHostServices
     contractChanges: createContractChanges(bus, inputs.modules, logger),
     sessions,
     counters: inputs.counters,
+    traces: inputs.traces,
   };
   return { services, bus, uploadFlows, accessChecks };
 }

@@ -17,6 +17,7 @@ import { createConnectionGuard } from './lifecycle/connection-guard.js';
 import { abandonStart, stopHost } from './lifecycle/shutdown.js';
 import { createUpgrades } from './websocket/index.js';
 import { createHealth } from './health/index.js';
+import { createTracing } from './tracing/index.js';
 import type { AckHost, CreateHostOptions } from './host-api.js';
 import { createHostMetrics, NO_COUNTERS } from './metrics/host-metrics.js';
 import { createOperationsRoutes } from './metrics/operations.js';
@@ -61,6 +62,8 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     throw err;
   }
 
+  // Before the modules, which make outgoing calls through it; off unless OTEL_* asks (docs/operations.md).
+  const tracing = createTracing(logger, HOST_VERSION);
   const metrics = app.UseMetrics ? createHostMetrics() : undefined;
   if (metrics && sessionState?.shared)
     sessionState.shared.observeCall = metrics.sessionStoreCalls(sessionState.shared.kind);
@@ -72,12 +75,13 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
     keys,
     logger,
     sessionState,
+    traces: tracing.traces,
     selfUrl: () => selfUrl,
     modules: () => loaded,
     counters: metrics?.counters ?? NO_COUNTERS,
   });
   const health = createHealth(app.Health, sessionState?.shared, logger.child('health'));
-  const opened = { bus, sessionState, accessChecks, health };
+  const opened = { bus, sessionState, accessChecks, health, tracing };
 
   let result: Awaited<ReturnType<typeof loadModules>>;
   try {
@@ -93,7 +97,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   loaded.push(...result.loaded);
   health.state.setFailedModules(result.skipped.filter((m) => m.failed).map((m) => m.id));
 
-  const edge = createEdge(settings, paths, logger, [health.handler], metrics);
+  const edge = createEdge(settings, paths, logger, tracing, [health.handler], metrics);
   // The access file holds the combined lines alone, so that log tools read it as they are.
   if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')
     logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');

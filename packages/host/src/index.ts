@@ -10,6 +10,7 @@ export type {
   HostSessions,
   HostCounters,
   CounterChild,
+  HostTraces,
   ModuleContext,
   ModuleContributions,
   ModuleJson,
@@ -21,6 +22,7 @@ export type {
   RawRequest,
   RawResponse,
   RequestContext,
+  TraceIds,
   UpgradeRequest,
   WebSocket,
 } from './modules/contract.js';

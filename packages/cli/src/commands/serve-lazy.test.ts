@@ -10,7 +10,7 @@ import { startAckServe } from '../test-support/spawn-ack.js';
 // `ack serve` loads the code of a capability only when the settings or a request use it
 // (docs/architecture.md, "What loads only when used"): WebSocket (`ws`) at the first upgrade, the
 // rolling log file (winston-daily-rotate-file, moment) with the first File sink, the upload parser
-// (multer) at the first upload; zod comes without its 64 locales. Checked by listing every module
+// (multer) at the first upload, the OpenTelemetry SDK when OTEL_* asks for traces; zod comes without its 64 locales. Checked by listing every module
 // the process loaded when it exits: the files of the command's bundle and the modules each holds,
 // and the packages loaded from node_modules.
 const hosts = useTestHosts();
@@ -25,8 +25,13 @@ const socketModule = {
 };
 
 /** Starts `ack serve` on a home, runs `use` against it, stops it, and names the packages it loaded. */
-async function loadedPackages(appDir: string, use: (url: string) => Promise<void> = async () => {}) {
+async function loadedPackages(
+  appDir: string,
+  use: (url: string) => Promise<void> = async () => {},
+  env: NodeJS.ProcessEnv = {},
+) {
   const served = await startAckServe(['--app-dir', appDir, '--port', '0', '--host', '127.0.0.1'], {
+    ...env,
     NODE_OPTIONS: recorder.nodeOptions.join(' '),
   });
   await use(served.url);
@@ -63,6 +68,8 @@ describe('ack serve loads a capability when it is used', () => {
     expect(loaded('ws')).toBe(false);
     expect(loaded('multer')).toBe(false);
     expect(loaded('winston-daily-rotate-file')).toBe(false);
+    expect(loaded('@opentelemetry/api')).toBe(false);
+    expect(loaded('@opentelemetry/sdk-trace-base')).toBe(false);
     // zod's messages in every language: nothing reads them; English comes from its own module.
     expect(loaded('zod')).toBe(true);
     expect(loaded.files.filter((f) => /\/zod\/v4\/locales\/(?!en\.js$)/.test(f))).toEqual([]);
@@ -81,5 +88,16 @@ describe('ack serve loads a capability when it is used', () => {
     });
     expect(loaded('ws')).toBe(true);
     expect(loaded('winston-daily-rotate-file')).toBe(true);
+  }, 30_000);
+
+  it('loads the OpenTelemetry SDK when the OTEL_* variables ask for traces', async () => {
+    const home = hosts.home({ AppSettings: { LoadModules: ['sock'] }, Serilog: { WriteTo: [console] } }, socketModule);
+    // Nothing listens there: spans that cannot be delivered are a warning, not a failed stop.
+    const loaded = await loadedPackages(home.appDir, async () => {}, {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+    });
+    expect(loaded('@opentelemetry/sdk-trace-base')).toBe(true);
+    expect(loaded('@opentelemetry/exporter-trace-otlp-http')).toBe(true);
   }, 30_000);
 });

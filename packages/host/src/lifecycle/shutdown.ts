@@ -5,6 +5,7 @@ import type { LoadedModule } from '../modules/load-modules.js';
 import type { HostFailureThrottle } from '../pipeline/edge/failure-throttle.js';
 import type { SessionState } from '../session/create-session.js';
 import type { Upgrades } from '../websocket/index.js';
+import type { Tracing } from '../tracing/index.js';
 import type { Listeners } from './listeners.js';
 import type { Health } from '../health/index.js';
 
@@ -18,6 +19,7 @@ export interface RunningParts {
   bus: InvalidationBus;
   sessionState: SessionState | undefined;
   health: Pick<Health, 'state' | 'stopDelayMs' | 'close'>;
+  tracing: Pick<Tracing, 'close'>;
   logging: { close(): Promise<void> };
   logger: Logger;
 }
@@ -61,6 +63,8 @@ export async function stopHost(parts: RunningParts, { graceMs, drainMs }: StopOp
   await parts.sessionState
     ?.close()
     .catch((err: unknown) => logger.error('session store failed to close', err as Error));
+  // The spans of the last requests, before the log that reports a failed export.
+  await parts.tracing.close();
   await parts.logging.close();
 }
 
@@ -69,11 +73,12 @@ export async function stopHost(parts: RunningParts, { graceMs, drainMs }: StopOp
  * leave its connections, or the bus's listener, open.
  */
 export async function abandonStart(
-  parts: Pick<RunningParts, 'bus' | 'sessionState' | 'accessChecks' | 'health'>,
+  parts: Pick<RunningParts, 'bus' | 'sessionState' | 'accessChecks' | 'health' | 'tracing'>,
   err: unknown,
 ): Promise<never> {
   parts.accessChecks.close();
   parts.health.close();
+  await parts.tracing.close();
   parts.bus.close();
   await parts.sessionState?.close().catch(() => {});
   throw err;

@@ -197,18 +197,19 @@ export function createHostLogging(settings: HostSettings, paths: HostPaths, opti
 
   const make = (label: string | undefined): Logger => {
     const minimum = minimumFor(label);
-    const emit = (level: LogLevelName, message: string, meta?: Record<string, unknown> | Error) => {
+    const emit = (level: LogLevelName, message: string, meta?: Record<string, unknown> | Error, error?: Error) => {
       if (closed || LEVEL_RANK[level] < minimum || transports.length === 0) return;
       const event: LogEvent = { time: new Date(), level, message, label };
       if (meta instanceof Error) event.error = meta;
       else if (meta) event.meta = meta;
+      if (error) event.error = error;
       base.log({ level: TO_WINSTON[level], message, event });
     };
     return {
       debug: (m, meta) => emit('Debug', m, meta),
       info: (m, meta) => emit('Information', m, meta),
       warn: (m, meta) => emit('Warning', m, meta),
-      error: (m, meta) => emit('Error', m, meta),
+      error: (m, meta, error) => emit('Error', m, meta, error),
       child: (childLabel) => make(label ? `${label}.${childLabel}` : childLabel),
     };
   };

@@ -6,6 +6,7 @@ export interface Logger {
   debug(message: string, meta?: Record<string, unknown>): void;
   info(message: string, meta?: Record<string, unknown>): void;
   warn(message: string, meta?: Record<string, unknown>): void;
-  error(message: string, meta?: Record<string, unknown> | Error): void;
+  /** `error(message, err)`, or `error(message, properties, err)` for an error with properties. */
+  error(message: string, meta?: Record<string, unknown> | Error, error?: Error): void;
   child(label: string): Logger;
 }

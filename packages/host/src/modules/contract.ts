@@ -52,6 +52,30 @@ export interface RequestContext {
    * set by the pipeline as a request enters a module's handler or route; the edge's when unset.
    */
   answeredBy?: Capability;
+  /**
+   * The request's trace (docs/operations.md "Traces"): the caller's, from a valid `traceparent`,
+   * or a new one when traces are exported; undefined otherwise.
+   */
+  trace?: TraceIds;
+}
+
+/** A place in a W3C trace: the trace id and the span outgoing calls name as their parent. */
+export interface TraceIds {
+  /** 32 lowercase hex digits. */
+  readonly traceId: string;
+  /** 16 lowercase hex digits. */
+  readonly spanId: string;
+}
+
+/** Outgoing calls as part of the request being answered (docs/operations.md "Traces"). */
+export interface HostTraces {
+  /** The trace of the request this code runs for (its async context), if it has one. */
+  current(): TraceIds | undefined;
+  /**
+   * `fetch`, passing the request's trace on: `traceparent` (with a span of its own when spans are
+   * exported) and `tracestate`. Outside a traced request it is plain `fetch`.
+   */
+  fetch(input: string | URL, init?: RequestInit): Promise<Response>;
 }
 
 /** Node's request as the raw phases (public, static) see it: `ack` is filled by the edge phase. */
@@ -279,6 +303,8 @@ export interface HostServices {
   refuseCrossSite: RequestHandler;
   /** Counters on the host's `/metrics` (docs/operations.md "The host's own"); no-ops when metrics are off. */
   counters: HostCounters;
+  /** Outgoing calls that carry the request's trace on (docs/operations.md "Traces"). */
+  traces: HostTraces;
 }
 
 /**

@@ -53,10 +53,13 @@ export interface ErrorResponderOptions {
  */
 export function createErrorResponder(options: ErrorResponderOptions) {
   return (err: unknown, req: RawRequest, res: RawResponse): void => {
+    // The request's trace id on its error lines (docs/operations.md "Traces").
+    const traced = req.ack?.trace && { traceId: req.ack.trace.traceId };
     if (err instanceof ProblemError) {
       if (!isWellFormedProblem(err.problem))
         options.logger.error(
           `${req.method} ${req.ack?.rawPath ?? req.url}: a handler threw a malformed problem; answered 500 [${req.ack?.id ?? '-'}]`,
+          traced,
           err,
         );
       return sendProblem(res, err.problem, req.method);
@@ -92,6 +95,7 @@ export function createErrorResponder(options: ErrorResponderOptions) {
       if (fsProblem.status >= 500)
         options.logger.error(
           `${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]: ${(err as NodeJS.ErrnoException).code} (${fsProblem.detail})`,
+          traced,
         );
       return sendProblem(res, fsProblem, req.method);
     }
@@ -108,7 +112,8 @@ export function createErrorResponder(options: ErrorResponderOptions) {
     }
     options.logger.error(
       `${req.method} ${req.ack?.rawPath ?? req.url} failed [${req.ack?.id ?? '-'}]`,
-      err instanceof Error ? err : { err: String(err) },
+      err instanceof Error ? traced : { ...traced, err: String(err) },
+      err instanceof Error ? err : undefined,
     );
     sendProblem(
       res,

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AckModuleFactory, RawHandler } from '../modules/contract.js';
 import { parseRequestPath } from './edge/request-path.js';
 import { createHttp2StreamLane } from './http2-stream-lane.js';
+import { runHandlers } from './run-handlers.js';
 import { Http2StreamRequest, Http2StreamResponse } from './http2-stream.js';
 import {
   makeTestCertificate,
@@ -42,6 +43,7 @@ async function serve(phase: RawHandler) {
           startedAt: process.hrtime.bigint(),
         };
       },
+      run: runHandlers,
     },
     phases: [phase],
     underRoute: (folded) => folded === '/api' || folded.startsWith('/api/'),

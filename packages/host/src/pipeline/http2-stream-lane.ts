@@ -2,7 +2,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { RawHandler, RawRequest, RawResponse } from '../modules/contract.js';
 import type { Edge } from './edge/index.js';
-import { runHandlers } from './run-handlers.js';
 import { sendNotFound } from './errors.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './http2-adapter.js';
 import { Http2StreamRequest, Http2StreamResponse } from './http2-stream.js';
@@ -15,7 +14,7 @@ export type Http2StreamEntry = (
 ) => boolean;
 
 export interface Http2StreamLaneOptions {
-  edge: Pick<Edge, 'begin'>;
+  edge: Pick<Edge, 'begin' | 'run'>;
   /** The raw phases with nothing for Express among them: edge handlers, public, static. */
   phases: readonly RawHandler[];
   /** Whether a decoded, folded path is under a route mount (Express answers it). */
@@ -56,7 +55,7 @@ export function createHttp2StreamLane(options: Http2StreamLaneOptions): Http2Str
     // the compatibility path (a new request id, the same headers).
     if (underRoute(req.ack.path.folded)) return false;
     stream.on('error', ignore);
-    runHandlers(phases, req, new Http2StreamResponse(stream), sendNotFound, respondError);
+    edge.run(phases, req, new Http2StreamResponse(stream), sendNotFound, respondError);
     return true;
   };
 }

@@ -16,7 +16,7 @@ import { sendProblem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { upgradeRequiredRoutes } from '../websocket/index.js';
 import type { Edge } from './edge/index.js';
-import { runHandlers, type PhaseHandler } from './run-handlers.js';
+import type { PhaseHandler } from './run-handlers.js';
 import { sendNotFound } from './errors.js';
 import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES } from './http2-adapter.js';
 import { createHttp1Express, createHttp2Express, handToExpress } from './express-adapter.js';
@@ -96,7 +96,7 @@ export function createPipeline(phases: Phases): Pick<RequestHandlers, 'http1' | 
     } catch (err) {
       return respondError(err, req, res);
     }
-    runHandlers(list, req, res, sendNotFound, respondError);
+    edge.run(list, req, res, sendNotFound, respondError);
   };
 
   return {

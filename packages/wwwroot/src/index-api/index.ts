@@ -168,7 +168,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
         now: new Date(),
       });
       try {
-        res.json(await executeTransaction(settings.businessServerUrl, body, timeoutMs));
+        res.json(await executeTransaction(settings.businessServerUrl, body, timeoutMs, ctx.host.traces.fetch));
       } catch (err) {
         if (err instanceof ProblemError && err.problem.status === 502) {
           log.warn(

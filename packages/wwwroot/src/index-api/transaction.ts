@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { ProblemError, redactText, type AppSettings } from '@ack/host';
+import { ProblemError, redactText, type AppSettings, type HostTraces } from '@ack/host';
 import { wwwrootProblems } from '../problem-codes.js';
 
 /**
@@ -151,11 +151,16 @@ export function buildTransactionRequest(
 
 const MAX_UPSTREAM_BYTES = 32 * 1024 * 1024;
 
-/** Posts the request and reads the answer; every failure is a 502 problem with the upstream's words, redacted. */
+/**
+ * Posts the request and reads the answer; every failure is a 502 problem with the upstream's words,
+ * redacted. `send` is the host's traced fetch (`ctx.host.traces.fetch`), so the business server
+ * gets the request's `traceparent` (docs/operations.md "Traces").
+ */
 export async function executeTransaction(
   url: string,
   body: Record<string, unknown>,
   timeoutMs: number,
+  send: HostTraces['fetch'],
 ): Promise<Record<string, unknown>> {
   const upstreamFailure = (detail: string) =>
     new ProblemError({
@@ -188,7 +193,7 @@ export async function executeTransaction(
   let text: string;
   let status: number;
   try {
-    const res = await fetch(parsedUrl, {
+    const res = await send(parsedUrl, {
       method: 'POST',
       headers,
       body: JSON.stringify(body),

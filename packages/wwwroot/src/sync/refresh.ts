@@ -95,7 +95,8 @@ export async function refreshModule(
     };
   const url = `${base}/${route}?changeType=${encodeURIComponent(request.change)}&filePath=${encodeURIComponent(request.relative)}`;
   try {
-    const response = await fetch(url, {
+    // Through the host, so the refresh call carries the upload's trace (docs/operations.md "Traces").
+    const response = await host.traces.fetch(url, {
       headers: {
         AuthorizationKey: request.authorizationKey || runtime.settings.authorizationKey,
         Accept: 'application/json',

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { RawHandler, RawRequest } from '../../modules/contract.js';
+import type { RawHandler, RawRequest, RawResponse } from '../../modules/contract.js';
 import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
 import type { Logger } from '../../logging/logger.js';
@@ -17,6 +17,8 @@ import { createCorsHandler } from './cors-policy.js';
 import { createHostFilter } from './host-filter.js';
 import { MALFORMED_URL_PROBLEM, parseRequestPath } from './request-path.js';
 import type { HostMetrics } from '../../metrics/host-metrics.js';
+import type { Tracing } from '../../tracing/index.js';
+import { runHandlers, type PhaseHandler } from '../run-handlers.js';
 
 /**
  * Phase 1 of the pipeline (docs/pipeline.md): one implementation of every edge behaviour, run for every
@@ -25,6 +27,17 @@ import type { HostMetrics } from '../../metrics/host-metrics.js';
 export interface Edge {
   /** Fills `req.ack`; must run first. */
   begin(req: RawRequest): void;
+  /**
+   * Runs the phases (`runHandlers`) inside the request's trace, begun here (docs/operations.md
+   * "Traces"): a request without one runs them as they are.
+   */
+  run<Req extends RawRequest, Res extends RawResponse>(
+    handlers: readonly PhaseHandler<Req, Res>[],
+    req: Req,
+    res: Res,
+    done: (req: Req, res: Res) => void,
+    fail: (err: unknown, req: Req, res: Res) => void,
+  ): void;
   handlers: RawHandler[];
   /**
    * Whether a peer address is a trusted proxy: Express's `trust proxy`, so that `req.secure` and
@@ -83,6 +96,7 @@ export function createEdge(
   settings: HostSettings,
   paths: HostPaths,
   logger: Logger,
+  tracing: Tracing,
   first: readonly RawHandler[] = [],
   metrics?: Pick<HostMetrics, 'track'>,
 ): Edge {
@@ -118,7 +132,7 @@ export function createEdge(
     handlers.push((req, res, next) => {
       const sent = countBodyBytes(res);
       res.once('finish', () => {
-        access.info(accessLine(req, res, sent()));
+        access.info(accessLine(req, res, sent()), req.ack.trace && { traceId: req.ack.trace.traceId });
       });
       next();
     });
@@ -194,6 +208,11 @@ export function createEdge(
     refuseHost,
     clientError,
     trustsProxy: (address) => forwarded.enabled && forwarded.trusted.has(normalizeIp(address)),
+    run(list, req, res, done, fail) {
+      const trace = tracing.start(req, res);
+      if (trace === undefined) runHandlers(list, req, res, done, fail);
+      else tracing.context.run(trace, runHandlers, list, req, res, done, fail);
+    },
     begin(req) {
       let url = req.url ?? '/';
       if (url.charCodeAt(0) !== 47 /* '/' */) {
@@ -224,6 +243,7 @@ export function createEdge(
         path: parseRequestPath(rawPath),
         rawQuery: q === -1 ? '' : url.slice(q + 1),
         startedAt: process.hrtime.bigint(),
+        trace: undefined,
       };
     },
   };

@@ -138,7 +138,7 @@ async function readRange(
 }
 
 export function openRevocationFile(file: string, options: RevocationFileOptions): RevocationFile {
-  const { onRecord, liveCount, compactAfter = 256, staleLockMs = 30_000, chunkBytes = 256 * 1024 } = options;
+  const { onRecord, liveCount, compactAfter = 256, staleLockMs = 30_000, chunkBytes = 64 * 1024 } = options;
   const lockFile = `${file}.lock`;
   // The reader's place: which file (a compaction replaces it) and how far it was read.
   let identity: string | undefined;

@@ -61,6 +61,7 @@ export function createHostServices(inputs: HostServiceInputs): BuiltHostServices
   const revocations = createRevocationList({
     sharedStore: sessionState?.shared,
     file: path.join(paths.serviceHome, '.ack', 'sign-outs'),
+    maxEntries: app.Security.MaxLiveSignOuts,
     logger: logger.child('sign-in'),
     announce: (tokenId, expiresAt) => bus.publish({ kind: 'sign-out', tokenId, expiresAt }),
   });

@@ -100,6 +100,35 @@ function workersOf(primary: number): Set<number> {
   return children;
 }
 
+/** A home with dev sign-in and a module that answers who the request is signed in as, and on which worker. */
+function signInHome(): TestHome {
+  const h = home({
+    RunningEnvironment: 'D',
+    IsEnabledDevAutoSignIn: true,
+    LoadModules: ['wwwroot', 'whoami'],
+    SessionState: { IsSession: false },
+  });
+  h.write('modules/wwwroot/module.json', {
+    ModuleID: 'wwwroot',
+    ModuleConfig: { FileSyncTokens: [TOKEN], DevAutoSignIn: { UserID: 'leaver' } },
+  });
+  h.write('modules/whoami/module.json', { ModuleID: 'whoami', EntryPoint: './index.mjs' });
+  h.write(
+    'modules/whoami/index.mjs',
+    `export default (ctx) => {
+  const router = ctx.host.createRouter();
+  router.get('/', (req, res) => res.json({ pid: process.pid, user: req.ackUser?.UserID ?? null }));
+  // A sign-out that says which worker made it.
+  router.post('/sign-out', async (req, res) => {
+    await ctx.host.signIn.clear(req, res);
+    res.json({ pid: process.pid });
+  });
+  return { routes: [{ mount: '/whoami/api', handler: router }] };
+};`,
+  );
+  return h;
+}
+
 // Each test starts worker processes (the built binary) and waits up to 60 s for them: on a busy
 // 2-core machine that alone can pass vitest's default 30 s.
 describe('ack serve --workers', { timeout: 120_000 }, () => {
@@ -402,25 +431,7 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
   });
 
   it('refuses a signed-out authentication cookie on every worker, without a shared store (the bus carries it)', async () => {
-    const h = home({
-      RunningEnvironment: 'D',
-      IsEnabledDevAutoSignIn: true,
-      LoadModules: ['wwwroot', 'whoami'],
-      SessionState: { IsSession: false },
-    });
-    h.write('modules/wwwroot/module.json', {
-      ModuleID: 'wwwroot',
-      ModuleConfig: { FileSyncTokens: [TOKEN], DevAutoSignIn: { UserID: 'leaver' } },
-    });
-    h.write('modules/whoami/module.json', { ModuleID: 'whoami', EntryPoint: './index.mjs' });
-    h.write(
-      'modules/whoami/index.mjs',
-      `export default (ctx) => {
-  const router = ctx.host.createRouter();
-  router.get('/', (req, res) => res.json({ pid: process.pid, user: req.ackUser?.UserID ?? null }));
-  return { routes: [{ mount: '/whoami/api', handler: router }] };
-};`,
-    );
+    const h = signInHome();
     const served = await serveWorkers(h);
     const signIn = await fetch(`${served.url}/wwwroot/api/dev-account/sign-in`, { redirect: 'manual' });
     expect(signIn.status).toBe(302);
@@ -451,6 +462,62 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
       },
       { timeout: 10_000, interval: 100 },
     );
+  });
+
+  it('refuses 40 signed-out cookies on every worker after a rolling restart (SIGHUP), once a new worker has signed another out', async () => {
+    const h = signInHome();
+    const served = await serveWorkers(h);
+    const signIn = async () => {
+      const res = await fetch(`${served.url}/wwwroot/api/dev-account/sign-in`, {
+        redirect: 'manual',
+        headers: { connection: 'close' },
+      });
+      expect(res.status).toBe(302);
+      return res.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+    };
+    const signOut = async (cookie: string) => {
+      const res = await fetch(`${served.url}/wwwroot/api/dev-account/sign-out`, {
+        method: 'POST',
+        headers: { cookie, accept: 'application/json', connection: 'close' },
+      });
+      expect(res.status).toBe(204);
+    };
+    const userOf = async (cookie: string) =>
+      (await (await fetch(`${served.url}/whoami/api`, { headers: { cookie, connection: 'close' } })).json()) as {
+        user: string | null;
+        pid: number;
+      };
+    const earlier: string[] = [];
+    for (let i = 0; i < 40; i++) earlier.push(await signIn());
+    for (const cookie of earlier) await signOut(cookie);
+    const last = await signIn();
+    expect((await userOf(last)).user).toBe('leaver');
+    const before = served.output().length;
+    process.kill(served.child.pid!, 'SIGHUP');
+    await waitForOutput(served, /rolling restart done/);
+    expect(served.output().slice(before)).toMatch(/rolling restart done/);
+    // The same cookie signed out on each new worker, the second time once the other worker has heard
+    // of it (the bus): that worker's first touch of the sign-out file is then the append.
+    const heard = () => served.output().split('cache invalidation from another worker: sign-out').length;
+    const signedOutOn = new Set<number>();
+    for (let i = 0; i < 40 && signedOutOn.size < 2; i++) {
+      const before = heard();
+      const res = await fetch(`${served.url}/whoami/api/sign-out`, {
+        method: 'POST',
+        headers: { cookie: last, connection: 'close' },
+      });
+      expect(res.status).toBe(200);
+      signedOutOn.add(((await res.json()) as { pid: number }).pid);
+      await vi.waitFor(() => expect(heard()).toBeGreaterThan(before), { timeout: 10_000, interval: 50 });
+    }
+    expect(signedOutOn.size).toBe(2);
+    // Each earlier cookie twice, a new connection each time: both new workers are asked.
+    const replays = await Promise.all([...earlier, ...earlier, last].map(userOf));
+    expect(new Set(replays.map((r) => r.pid))).toEqual(signedOutOn);
+    expect(replays.filter((u) => u.user !== null)).toEqual([]);
   });
 
   it('stops with exit 1 and the store named (never its password) when the session database is not there', async () => {

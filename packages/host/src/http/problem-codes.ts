@@ -180,6 +180,11 @@ export const hostProblems = {
     'The session store (Redis or SQL) is not answering; `Retry-After` says when to try again.',
   ),
   SIGN_IN_ACCOUNT_TOO_LARGE: code('sign_in.account_too_large', 400, 'The account does not fit in its sign-in cookie.'),
+  SIGN_IN_SIGN_OUTS_FULL: code(
+    'sign_in.sign_outs_full',
+    503,
+    'The host keeps `MaxLiveSignOuts` signed-out cookies not yet expired; sign in again later.',
+  ),
 
   // WebSocket upgrades.
   WEBSOCKET_NOT_FOUND: code('websocket.not_found', 404, 'No module offers a WebSocket at this path.'),

@@ -40,6 +40,11 @@ export const SecuritySchema = z.looseObject({
    */
   MaxFailedAccessChecks: z.number().int().nonnegative().default(10),
   FailedAccessCheckWindow: timeSpan.default('00:01:00'),
+  /**
+   * Live sign-outs a process keeps before it refuses new sign-ins (503): a sign-out is never
+   * forgotten before its cookie expires, so the bound falls on sign-ins.
+   */
+  MaxLiveSignOuts: z.number().int().positive().default(4_000_000),
   /** Key that signs sign-in and session cookies. Empty: a key file is created on first start. */
   SigningKey: str(''),
   /** Keys that signed before the current one: they still verify (never sign) until `ValidUntil`. */

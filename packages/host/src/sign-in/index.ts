@@ -89,6 +89,14 @@ export function createSignInService(
   return {
     cookieNames: names,
     async issue(req, res, input, via = 'sign-in') {
+      if (!revocations.acceptsSignIns()) {
+        // Every sign-out is kept until its cookie expires: the bound on them falls on new sign-ins.
+        throw new ProblemError({
+          status: 503,
+          code: hostProblems.SIGN_IN_SIGN_OUTS_FULL.code,
+          detail: 'Too many signed-out cookies are still live on this host; sign in again later.',
+        });
+      }
       const now = new Date();
       const expires = computeSignExpiry(app.UserSignExpire, now);
       const clientIp = req.ack?.clientIp ?? '';

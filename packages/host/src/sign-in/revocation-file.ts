@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /**
  * The signed-out token ids on disk (docs/dev-sign-in.md "Sign-out holds"), so that a sign-out
@@ -11,7 +12,11 @@ import path from 'node:path';
  * - A sign-out is one append (`O_APPEND`, one write) of `\n[expiresAtMs,"tokenId"]`. Earlier
  *   records are never rewritten in place; a record torn by a crash is not valid JSON and is skipped,
  *   and the newline in front of each record keeps the next one readable.
- * - Readers keep their place (file identity and offset) and read only what was added since.
+ * - Readers keep their place (file identity and offset) and read only what was added since, in
+ *   chunks with a turn of the event loop between them, so that a file of a million records never
+ *   holds the loop for long. Every record read goes to `onRecord`, whoever asked for the read: a
+ *   read never moves the place past a record it did not hand over, and a line still being written
+ *   is kept until its end arrives.
  * - Compaction (expired and repeated records dropped) writes a new file and renames it over the
  *   old one, under a lock file so that one process compacts at a time. Records appended to the old
  *   file meanwhile are carried over: the compactor copies the old file's tail after the rename, and
@@ -20,21 +25,33 @@ import path from 'node:path';
 export interface RevocationFile {
   /** Records one sign-out; resolves once it is in the file. */
   append(tokenId: string, expiresAtMs: number): Promise<void>;
-  /** Records added since the last call (by any process), unexpired; all of them on the first call. */
-  refresh(): Promise<Array<[tokenId: string, expiresAtMs: number]>>;
+  /**
+   * Reads what any process added since the last read (the whole file on the first, and after a
+   * compaction replaced it), giving every unexpired record to `onRecord`. Resolves once every
+   * record written before the call is read.
+   */
+  refresh(): Promise<void>;
 }
 
 export interface RevocationFileOptions {
+  /** Every unexpired record read, from this process or another. */
+  onRecord: (tokenId: string, expiresAtMs: number) => void;
+  /** How many unexpired sign-outs this process knows: compaction pays when the file holds far more records. */
+  liveCount: () => number;
   /** Compaction once at least this many records are expired or repeated, and more than are live. */
   compactAfter?: number;
   /** A lock file older than this is left over from a crash and is removed. */
   staleLockMs?: number;
+  /** Bytes read and parsed between two turns of the event loop. */
+  chunkBytes?: number;
 }
 
 const NEWLINE = 0x0a;
 const MAX_TOKEN_ID = 256;
+/** Longer than any record (a token id of 256 characters, escaped, and a number): garbage, skipped. */
+const MAX_LINE = 2 * MAX_TOKEN_ID * 6 + 64;
 
-function parseRecord(line: Buffer): [string, number] | undefined {
+export function parseRecord(line: Buffer): [string, number] | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line.toString('utf8'));
@@ -48,48 +65,94 @@ function parseRecord(line: Buffer): [string, number] | undefined {
   return [id, exp];
 }
 
-const recordOf = (tokenId: string, expiresAtMs: number) => `\n${JSON.stringify([expiresAtMs, tokenId])}`;
+export const recordOf = (tokenId: string, expiresAtMs: number) => `\n${JSON.stringify([expiresAtMs, tokenId])}`;
 
-/**
- * Splits `chunk` into records. `consumed`: bytes of `chunk` read for good; an unterminated last
- * line that does not parse may be a write still under way, so it is left for the next read.
- */
-function parseChunk(chunk: Buffer): { records: Array<[string, number]>; consumed: number; lines: number } {
-  const records: Array<[string, number]> = [];
-  let lines = 0;
-  let start = 0;
-  for (;;) {
-    const end = chunk.indexOf(NEWLINE, start);
-    const line = chunk.subarray(start, end === -1 ? chunk.length : end);
-    if (line.length > 0) {
-      const record = parseRecord(line);
-      if (record) {
-        records.push(record);
-        lines++;
-      } else if (end === -1) {
-        return { records, consumed: start, lines };
-      } else {
-        lines++;
-      }
-    }
-    if (end === -1) return { records, consumed: chunk.length, lines };
-    start = end + 1;
-  }
+export interface LineReader {
+  /** Gives every whole line of `chunk` (and of what was kept from before) to `emit`; keeps the unfinished last one. */
+  feed(chunk: Buffer): void;
+  /**
+   * The end of what is in the file now: the kept last line is given when it is a whole record
+   * (a record cannot be the prefix of another, so one that parses is complete); else kept, as a
+   * write may still be under way.
+   */
+  end(): void;
 }
 
-export function openRevocationFile(file: string, options: RevocationFileOptions = {}): RevocationFile {
-  const { compactAfter = 256, staleLockMs = 30_000 } = options;
+/** Splits a stream of bytes into records, whatever the chunk boundaries. */
+export function createLineReader(emit: (tokenId: string, expiresAtMs: number) => void): LineReader {
+  let kept: Buffer = Buffer.alloc(0);
+  // The kept line outgrew any record: skipped up to its end.
+  let skipping = false;
+  const line = (bytes: Buffer) => {
+    const record = parseRecord(bytes);
+    if (record) emit(record[0], record[1]);
+  };
+  return {
+    feed(chunk) {
+      let start = 0;
+      for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+        if (skipping) skipping = false;
+        else line(kept.length === 0 ? chunk.subarray(start, end) : Buffer.concat([kept, chunk.subarray(start, end)]));
+        kept = Buffer.alloc(0);
+        start = end + 1;
+      }
+      if (skipping || start === chunk.length) return;
+      kept = Buffer.concat([kept, chunk.subarray(start)]);
+      if (kept.length > MAX_LINE) {
+        kept = Buffer.alloc(0);
+        skipping = true;
+      }
+    },
+    end() {
+      if (kept.length === 0) return;
+      const record = parseRecord(kept);
+      if (!record) return;
+      kept = Buffer.alloc(0);
+      emit(record[0], record[1]);
+    },
+  };
+}
+
+const idOf = (s: fs.Stats) => `${s.dev}:${s.ino}`;
+
+/** Reads `handle` from `from` up to `to` through `reader`, a chunk per turn of the event loop. */
+async function readRange(
+  handle: fsp.FileHandle,
+  from: number,
+  to: number,
+  reader: LineReader,
+  chunkBytes: number,
+): Promise<number> {
+  const buffer = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(to - from, 1)));
+  let at = from;
+  while (at < to) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, to - at), at);
+    if (bytesRead === 0) break;
+    at += bytesRead;
+    reader.feed(buffer.subarray(0, bytesRead));
+    // The read itself gave the loop a turn; parsing the chunk is the part that holds it.
+    if (at < to) await nextTurn();
+  }
+  reader.end();
+  return at;
+}
+
+export function openRevocationFile(file: string, options: RevocationFileOptions): RevocationFile {
+  const { onRecord, liveCount, compactAfter = 256, staleLockMs = 30_000, chunkBytes = 64 * 1024 } = options;
   const lockFile = `${file}.lock`;
   // The reader's place: which file (a compaction replaces it) and how far it was read.
   let identity: string | undefined;
   let offset = 0;
-  // What the file holds, as far as this process has read it, to know when compaction pays.
-  const entries = new Map<string, number>();
-  let lines = 0;
-  let refreshing: Promise<Array<[string, number]>> | undefined;
+  // Records read from this file (live, expired or repeated), to know when compaction pays.
+  let records = 0;
+  const emit = (tokenId: string, expiresAtMs: number) => {
+    records++;
+    if (expiresAtMs > Date.now()) onRecord(tokenId, expiresAtMs);
+  };
+  let reader = createLineReader(emit);
+  let reading: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
   let compacting: Promise<void> | undefined;
-
-  const idOf = (s: fs.Stats) => `${s.dev}:${s.ino}`;
 
   async function appendOnce(record: string): Promise<boolean> {
     await fsp.mkdir(path.dirname(file), { recursive: true });
@@ -109,37 +172,44 @@ export function openRevocationFile(file: string, options: RevocationFileOptions 
     throw new Error('the sign-out file kept being replaced while appending');
   }
 
-  async function readNew(): Promise<Array<[string, number]>> {
-    let named: fs.Stats;
-    try {
-      named = await fsp.stat(file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+  async function readNew(): Promise<void> {
+    const named = await fsp.stat(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
       throw err;
-    }
-    if (idOf(named) === identity && named.size === offset) return [];
+    });
+    if (!named || (idOf(named) === identity && named.size === offset)) return;
     const handle = await fsp.open(file, 'r');
     try {
       const stat = await handle.stat();
       if (idOf(stat) !== identity || stat.size < offset) {
-        // A new file (first read, or a compaction replaced it): read it whole.
+        // A new file (first read, or a compaction replaced it): read whole. What was read of the
+        // old one stays known: nothing live is forgotten.
         identity = idOf(stat);
         offset = 0;
-        entries.clear();
-        lines = 0;
+        records = 0;
+        reader = createLineReader(emit);
       }
-      if (stat.size === offset) return [];
-      const chunk = Buffer.alloc(stat.size - offset);
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, offset);
-      const parsed = parseChunk(chunk.subarray(0, bytesRead));
-      offset += parsed.consumed;
-      lines += parsed.lines;
-      const now = Date.now();
-      for (const [id, exp] of parsed.records) entries.set(id, Math.max(exp, entries.get(id) ?? 0));
-      return parsed.records.filter(([, exp]) => exp > now);
+      offset = await readRange(handle, offset, stat.size, reader, chunkBytes);
     } finally {
       await handle.close();
     }
+  }
+
+  /** One read at a time; a call made during a read waits for the next, which sees what was written before the call. */
+  function refresh(): Promise<void> {
+    if (!reading) {
+      reading = readNew().finally(() => {
+        reading = undefined;
+      });
+      return reading;
+    }
+    queued ??= reading
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return refresh();
+      });
+    return queued;
   }
 
   async function takeLock(): Promise<fsp.FileHandle | undefined> {
@@ -157,37 +227,60 @@ export function openRevocationFile(file: string, options: RevocationFileOptions 
   async function compact(): Promise<void> {
     const lock = await takeLock();
     if (!lock) return;
+    const temp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
     try {
       const old = await fsp.open(file, 'r');
       try {
-        const content = await old.readFile();
-        const now = Date.now();
+        const oldId = idOf(await old.stat());
         const live = new Map<string, number>();
-        for (const [id, exp] of parseChunk(content).records) {
-          if (exp > now) live.set(id, Math.max(exp, live.get(id) ?? 0));
-        }
-        const temp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+        const keep = (id: string, exp: number) => {
+          if (exp > Date.now()) live.set(id, Math.max(exp, live.get(id) ?? 0));
+        };
+        const { size } = await old.stat();
+        const read = await readRange(old, 0, size, createLineReader(keep), chunkBytes);
         const out = await fsp.open(temp, 'wx', 0o600);
         try {
-          await out.writeFile([...live].map(([id, exp]) => recordOf(id, exp)).join(''));
+          let batch: string[] = [];
+          for (const [id, exp] of live) {
+            batch.push(recordOf(id, exp));
+            if (batch.length < 8192) continue;
+            await out.write(batch.join(''));
+            batch = [];
+            // A compaction of a large file keeps its lock fresh.
+            await lock.utimes(new Date(), new Date());
+          }
+          await out.write(batch.join(''));
           // On disk before it replaces the old file: a crash leaves one whole file or the other.
           await out.sync();
         } finally {
           await out.close();
         }
+        const named = await fsp.stat(file).catch(() => undefined);
+        // Replaced meanwhile (a lock taken over as stale): that file is not ours to replace.
+        if (!named || idOf(named) !== oldId) return;
         await fsp.rename(temp, file);
+        // Counted again when the next read finds the new file.
+        records = 0;
         // Appended to the old file between the read and the rename: carried over.
-        const { size } = await old.stat();
-        if (size > content.length) {
-          const tail = Buffer.alloc(size - content.length);
-          const { bytesRead } = await old.read(tail, 0, tail.length, content.length);
-          const carried = parseChunk(tail.subarray(0, bytesRead)).records.filter(([, exp]) => exp > now);
-          if (carried.length > 0) await appendRecords(carried.map(([id, exp]) => recordOf(id, exp)).join(''));
+        const end = (await old.stat()).size;
+        if (end > read) {
+          const carried: string[] = [];
+          // The tail starts at a record's newline, or inside the record the whole read left unfinished.
+          const start = await lastNewlineAtOrBefore(old, read);
+          await readRange(
+            old,
+            start,
+            end,
+            createLineReader((id, exp) => carried.push(recordOf(id, exp))),
+            chunkBytes,
+          );
+          if (carried.length > 0) await appendRecords(carried.join(''));
         }
       } finally {
         await old.close();
       }
     } finally {
+      await fsp.rm(temp, { force: true });
       await lock.close();
       await fsp.rm(lockFile, { force: true });
     }
@@ -195,27 +288,28 @@ export function openRevocationFile(file: string, options: RevocationFileOptions 
 
   /** Expired and repeated records outnumber live ones (and are enough to bother): compaction pays. */
   function worthCompacting(): boolean {
-    const now = Date.now();
-    for (const [id, exp] of entries) if (exp <= now) entries.delete(id);
-    const dead = lines - entries.size;
-    return dead >= compactAfter && dead > entries.size;
+    const live = liveCount();
+    const dead = records - live;
+    return dead >= compactAfter && dead > live;
   }
-
-  const refresh = (): Promise<Array<[string, number]>> =>
-    (refreshing ??= readNew().finally(() => {
-      refreshing = undefined;
-    }));
 
   return {
     async append(tokenId, expiresAtMs) {
       await appendRecords(recordOf(tokenId, expiresAtMs));
-      await refresh();
-      if (worthCompacting()) {
-        await (compacting ??= compact().finally(() => {
-          compacting = undefined;
-        }));
-      }
+      if (!worthCompacting()) return;
+      await (compacting ??= compact().finally(() => {
+        compacting = undefined;
+      }));
     },
     refresh,
   };
+}
+
+/** Where the line holding byte `at - 1` starts (its newline), so that a cut record is read whole. */
+async function lastNewlineAtOrBefore(handle: fsp.FileHandle, at: number): Promise<number> {
+  const back = Math.min(at, MAX_LINE);
+  const buffer = Buffer.alloc(back);
+  const { bytesRead } = await handle.read(buffer, 0, back, at - back);
+  const i = buffer.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+  return i === -1 ? at - back : at - back + i;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '../logging/logger.js';
 import type { SharedSessionStore } from '../session/store-base.js';
-import { openRevocationFile } from './revocation-file.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { openRevocationFile, type RevocationFileOptions } from './revocation-file.js';
 
 /**
  * Signed-out authentication cookies (docs/dev-sign-in.md "Sign-out holds"): a cookie is valid until
@@ -29,6 +30,10 @@ export interface RevocationList {
    * not the file or the store (docs/dev-sign-in.md "Sign-out holds").
    */
   isRevoked(tokenId: string, sessionHoldsIt?: boolean): Promise<boolean>;
+  /** False when this process keeps `maxEntries` live sign-outs: a new sign-in is refused (503). */
+  acceptsSignIns(): boolean;
+  /** Resolves once the file was read at start (at once without a file). */
+  loaded(): Promise<void>;
 }
 
 export interface RevocationOptions {
@@ -36,10 +41,12 @@ export interface RevocationOptions {
   sharedStore?: SharedSessionStore;
   /** Tells the other workers of this machine (the host publishes on its bus between workers). */
   announce?: (tokenId: string, expiresAtMs: number) => void;
-  /** Most token ids kept in this process. */
+  /** Most live sign-outs kept before new sign-ins are refused (sign-outs are always kept). */
   maxEntries?: number;
   /** The file every process on this home shares (`<home>/.ack/sign-outs`); none: this process only. */
   file?: string;
+  /** Tuning of the file (tests): compaction threshold, bytes read per turn of the event loop. */
+  fileOptions?: Pick<RevocationFileOptions, 'compactAfter' | 'chunkBytes' | 'staleLockMs'>;
   /** Where a file that cannot be read or written is reported. */
   logger?: Logger;
 }
@@ -51,9 +58,11 @@ interface RevokedRecord {
   until: number;
 }
 
+/** Expired ids are swept in steps of this many, a turn of the event loop between two. */
+const SWEEP_STEP = 16_384;
+
 export function createRevocationList(options: RevocationOptions = {}): RevocationList {
-  const { sharedStore, announce, maxEntries = 100_000, logger } = options;
-  const file = options.file === undefined ? undefined : openRevocationFile(options.file);
+  const { sharedStore, announce, maxEntries = 4_000_000, logger } = options;
   // One line per kind of file failure until the file works again, not one per request.
   const fileFailures = new Set<string>();
   const fileFailed = (what: string, err: unknown) => {
@@ -63,19 +72,47 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
     logger?.error(`sign-out file ${options.file}: ${what} failed (${reason}); sign-outs are kept in this process only`);
   };
   const local = new Map<string, number>();
+  // Expired ids are swept once the list has doubled since the last sweep: amortised O(1) a sign-out.
+  let sweepAt = SWEEP_STEP;
+  let sweeping = false;
+  const sweep = async () => {
+    sweeping = true;
+    let seen = 0;
+    for (const [id, exp] of local) {
+      if (exp <= Date.now()) local.delete(id);
+      if (++seen % SWEEP_STEP === 0) await nextTurn();
+    }
+    sweepAt = Math.max(SWEEP_STEP, 2 * local.size);
+    sweeping = false;
+  };
   const remember = (tokenId: string, expiresAtMs: number) => {
     if (expiresAtMs <= Date.now()) return;
-    local.delete(tokenId);
+    // The latest expiry of a repeated id holds.
+    if ((local.get(tokenId) ?? 0) >= expiresAtMs) return;
     local.set(tokenId, expiresAtMs);
-    if (local.size <= maxEntries) return;
-    const now = Date.now();
-    for (const [id, exp] of local) if (exp <= now) local.delete(id);
-    // Still full: the oldest sign-outs go (their cookies are the nearest to expiry anyway).
-    for (const id of local.keys()) {
-      if (local.size <= maxEntries) break;
-      local.delete(id);
-    }
+    if (local.size >= sweepAt && !sweeping) void sweep();
   };
+  const known = (tokenId: string): boolean => {
+    const exp = local.get(tokenId);
+    if (exp === undefined) return false;
+    if (exp > Date.now()) return true;
+    local.delete(tokenId);
+    return false;
+  };
+  const file =
+    options.file === undefined
+      ? undefined
+      : openRevocationFile(options.file, { ...options.fileOptions, onRecord: remember, liveCount: () => local.size });
+  const refresh = async () => {
+    if (!file) return;
+    // Signed out by an earlier run of this host or by another process on this home.
+    await file.refresh().then(
+      () => fileFailures.delete('reading'),
+      (err: unknown) => fileFailed('reading', err),
+    );
+  };
+  // Read at start, not at the first request: until then a cookie waits for it (isRevoked).
+  const startUp = refresh();
   return {
     async revoke(tokenId, expiresAtMs, sessionId) {
       if (expiresAtMs <= Date.now()) return;
@@ -97,26 +134,12 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
     },
     heard: remember,
     async isRevoked(tokenId, sessionHoldsIt = false) {
-      const exp = local.get(tokenId);
-      if (exp !== undefined) {
-        if (exp > Date.now()) return true;
-        local.delete(tokenId);
-      }
+      if (known(tokenId)) return true;
       if (sessionHoldsIt && sharedStore) return false;
       if (file) {
-        // Signed out by an earlier run of this host or by another process on this home.
-        const added = await file.refresh().then(
-          (records) => {
-            fileFailures.delete('reading');
-            return records;
-          },
-          (err: unknown) => {
-            fileFailed('reading', err);
-            return [];
-          },
-        );
-        for (const [id, exp] of added) remember(id, exp);
-        if ((local.get(tokenId) ?? 0) > Date.now()) return true;
+        // Waits for the start-up read, if still under way, then reads what was added since.
+        await refresh();
+        if (known(tokenId)) return true;
       }
       if (!sharedStore) return false;
       const found = await new Promise<unknown>((resolve, reject) =>
@@ -127,5 +150,7 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
       remember(tokenId, record.until);
       return true;
     },
+    acceptsSignIns: () => local.size < maxEntries,
+    loaded: () => startUp,
   };
 }

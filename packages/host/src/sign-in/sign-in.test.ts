@@ -187,11 +187,14 @@ describe('sign-out list', () => {
     expect(await other.isRevoked('tid-gone')).toBe(false);
   });
 
-  it('is bounded in memory without a store (oldest sign-outs go first)', async () => {
+  it('forgets no live sign-out past maxEntries: new sign-ins are refused instead', async () => {
     const list = createRevocationList({ maxEntries: 3 });
-    for (const id of ['a', 'b', 'c', 'd']) await list.revoke(id, Date.now() + 60_000);
-    expect(await list.isRevoked('a')).toBe(false);
-    for (const id of ['b', 'c', 'd']) expect(await list.isRevoked(id)).toBe(true);
+    for (const id of ['a', 'b']) await list.revoke(id, Date.now() + 60_000);
+    expect(list.acceptsSignIns()).toBe(true);
+    await list.revoke('c', Date.now() + 60_000);
+    expect(list.acceptsSignIns()).toBe(false);
+    await list.revoke('d', Date.now() + 60_000);
+    for (const id of ['a', 'b', 'c', 'd']) expect(await list.isRevoked(id)).toBe(true);
   });
 });
 

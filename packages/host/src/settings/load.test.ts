@@ -87,6 +87,7 @@ describe('defaults when appsettings.json is {}', () => {
       XFrameOptions: 'SAMEORIGIN',
       SigningKey: '',
       MaxFailedAccessChecks: 10,
+      MaxLiveSignOuts: 4_000_000,
       FailedAccessCheckWindow: '00:01:00',
       PreviousSigningKeys: [],
     });
@@ -122,9 +123,10 @@ describe('defaults when appsettings.json is {}', () => {
         MaxRequestBodySize: 104857600,
         KeepAliveTimeout: '00:02:00',
         RequestHeadersTimeout: '00:00:30',
-        Http2: { MaxStreamsPerConnection: 100 },
+        Http2: { MaxStreamsPerConnection: 100, MaxStreamsPerClient: 256 },
         MinRequestBodyDataRate: { BytesPerSecond: 240, GracePeriod: '00:00:05' },
         MaxConnectionsPerClient: 256,
+        ResponseStallTimeout: '00:00:30',
       },
     });
     expect(settings.AllowedHosts).toBe('*');

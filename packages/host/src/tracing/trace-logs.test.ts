@@ -58,7 +58,7 @@ describe('trace ids in log lines', () => {
   it('a request with a traceparent: its access line and its error line carry the trace id', async () => {
     const { access, error, text } = await logLines(VALID);
     expect(properties(access)).toMatchObject({ SourceContext: 'http', traceId: TRACE });
-    expect(properties(error)).toEqual({ traceId: TRACE });
+    expect(properties(error)).toEqual({ ProcessId: process.pid, traceId: TRACE });
     // The error's stack still follows its line.
     expect(text).toMatch(/ERR GET \/boom failed .*\r?\nError: kaput\r?\n\s+at /);
   });
@@ -68,7 +68,7 @@ describe('trace ids in log lines', () => {
     ['a traceparent one character short', VALID.slice(0, -1)],
   ])('a request with %s: no trace id on either line', async (_case, traceparent) => {
     const { access, error } = await logLines(traceparent);
-    expect(properties(access)).toEqual({ SourceContext: 'http' });
+    expect(properties(access)).toEqual({ ProcessId: process.pid, SourceContext: 'http' });
     expect(error).not.toContain('traceId');
   });
 });

@@ -68,8 +68,10 @@ describe('ack serve loads a capability when it is used', () => {
     expect(loaded('ws')).toBe(false);
     expect(loaded('multer')).toBe(false);
     expect(loaded('winston-daily-rotate-file')).toBe(false);
-    expect(loaded('@opentelemetry/api')).toBe(false);
+    // The tracing SDK and its exporter load only when OTEL_* asks for traces. (The small
+    // `@opentelemetry/api` is loaded by prom-client, for exemplars, whatever the settings.)
     expect(loaded('@opentelemetry/sdk-trace-base')).toBe(false);
+    expect(loaded('@opentelemetry/exporter-trace-otlp-http')).toBe(false);
     // zod's messages in every language: nothing reads them; English comes from its own module.
     expect(loaded('zod')).toBe(true);
     expect(loaded.files.filter((f) => /\/zod\/v4\/locales\/(?!en\.js$)/.test(f))).toEqual([]);

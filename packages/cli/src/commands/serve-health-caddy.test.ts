@@ -11,7 +11,8 @@ import { runLoad } from '../test-support/load.js';
 // Two `ack serve` behind a real Caddy that checks their readiness URL (docs/operations.md
 // "Health", the Caddy example there): host A keeps its sessions in a private Redis the test stops
 // and starts, host B in memory. While Redis is down A is not ready and Caddy sends everything to B;
-// a host stopped with SIGTERM under load fails readiness first, so no request fails.
+// a host stopped with SIGTERM under load fails readiness first, so no request fails. The stop
+// delay (3 s) is many health intervals (200 ms), so a balancer on a busy machine still notices.
 const hosts = useTestHosts();
 const children: ChildProcess[] = [];
 const stops: (() => Promise<void>)[] = [];
@@ -28,7 +29,7 @@ function home(name: string, sessionState: object): TestHome {
       AppSettings: {
         LoadModules: ['wwwroot'],
         SessionState: sessionState,
-        Health: { StoreProbeIntervalSeconds: 0.2, StopDelaySeconds: 1.5 },
+        Health: { StoreProbeIntervalSeconds: 0.2, StopDelaySeconds: 3 },
       },
       Serilog: { WriteTo: [{ Name: 'Console', Args: {} }] },
     },

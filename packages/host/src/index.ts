@@ -92,7 +92,7 @@ export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } f
 export type { ChangeType, ContractType } from './contract-sync/targets.js';
 export { createDevCertificate, devCertificateFiles, hasDevCertificate } from './lifecycle/dev-cert.js';
 export { bindAddress, ensureDevCertificate, planEndpoints } from './lifecycle/listeners.js';
-export type { ListeningEndpoint } from './lifecycle/listeners.js';
+export type { ListenerFailure, ListeningEndpoint } from './lifecycle/listeners.js';
 export {
   createInvalidationBus,
   describeInvalidation,

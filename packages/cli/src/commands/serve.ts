@@ -9,6 +9,7 @@ import {
   SettingsError,
   STOP_MESSAGE,
   type AckHost,
+  type ListenerFailure,
 } from '@ack/host';
 import { builtInModules } from '../registry.js';
 import { parsePort, parseWorkers } from '../options.js';
@@ -83,11 +84,12 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
       code,
       port: failedPort = port,
       address,
-    } = err as NodeJS.ErrnoException & { port?: number; address?: string };
+      listener,
+    } = err as NodeJS.ErrnoException & { port?: number; address?: string } & Partial<ListenerFailure>;
     const where = `${address ?? bindHost ?? '*'}:${failedPort}`;
     const text =
       code === 'EADDRINUSE'
-        ? `port ${failedPort} is already in use (${where}); choose another with --port`
+        ? `port ${failedPort} is already in use (${where}); choose another with ${portSource(listener, options)}`
         : code === 'EACCES'
           ? `no permission to listen on ${where}`
           : (err as Error).message;
@@ -162,6 +164,14 @@ function leaveCluster(): void {
   setTimeout(() => process.exit(0), 5_000).unref();
   worker.once('disconnect', () => process.exit(0));
   worker.disconnect();
+}
+
+/** The option or setting that chose the port of a listener that could not open (`ListenerFailure`). */
+function portSource(listener: ListenerFailure['listener'] | undefined, options: ServeOptions): string {
+  if (listener === 'tlsPort')
+    return options.httpsPort !== undefined ? '--https-port' : 'AppSettings:ServerDevCertSslPort (or --https-port)';
+  if (listener !== undefined && listener !== 'port') return listener;
+  return options.port !== undefined ? '--port' : 'AppSettings:ServerPort (or --port)';
 }
 
 function isLoopback(address: string): boolean {

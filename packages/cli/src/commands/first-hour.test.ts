@@ -167,3 +167,39 @@ describe('help texts say what the commands do', () => {
     expect(manifest.stdout).not.toContain('push');
   });
 });
+
+describe('a body over a limit', () => {
+  it('names the setting: Kestrel:Limits:MaxRequestBodySize for the body, Security:MaxContractSyncFileBytes for a contract file (exit 2); a file under both goes', async () => {
+    const home = hosts.home(
+      testAppSettings({
+        AppSettings: {
+          LoadModules: ['wwwroot'],
+          UseContractSync: true,
+          HostAccessID: 'first-hour-key',
+          Security: { MaxContractSyncFileBytes: 2048 },
+        },
+        Kestrel: { Limits: { MaxRequestBodySize: 4096 } },
+      }),
+      { 'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } } },
+    );
+    const h = await hosts.start(home, { wwwroot: wwwrootModule });
+    const dir = workDir(cleanups, { 'big.html': 'x'.repeat(8192), 'mid.html': 'x'.repeat(3000), 'small.html': 'x' });
+    const upload = (file: string) =>
+      runAck(['sync', 'upload', path.join(dir, file), '--module', 'wwwroot', '--path', `HDS/${file}`, '--url', h.url], {
+        env,
+      });
+    const big = await upload('big.html');
+    expect(big.code).toBe(2);
+    expect(big.stderr).toContain(
+      `ack: HDS/big.html: ${h.url} answered 413 (request.body_too_large: The request body is over 4096 bytes (Kestrel:Limits:MaxRequestBodySize).)`,
+    );
+    const small = await upload('small.html');
+    expect(small.code).toBe(0);
+    const contract = await runAck(
+      ['contract-sync', path.join(dir, 'mid.html'), '--module-id', 'HDS', '--type', 'wwwroot', '--url', h.url],
+      { env: { ...env, ACK_HOST_ACCESS_ID: 'first-hour-key' } },
+    );
+    expect(contract.code).toBe(2);
+    expect(contract.stderr).toContain('The file is over 2048 bytes (Security:MaxContractSyncFileBytes).');
+  });
+});

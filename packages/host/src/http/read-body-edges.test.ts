@@ -165,7 +165,9 @@ describe('what a refusal says', () => {
     const { post } = await start();
     const detail = async (route: string, body: string | Buffer, headers: Record<string, string>) =>
       (await post(route, body, headers)).json.detail;
-    expect(await detail('json', '{"a":"123456789"}', JSON_TYPE)).toBe('The request body is over 16 bytes.');
+    expect(await detail('json', '{"a":"123456789"}', JSON_TYPE)).toBe(
+      'The request body is over 16 bytes (Kestrel:Limits:MaxRequestBodySize).',
+    );
     expect(await detail('json', '{}', { ...JSON_TYPE, 'content-encoding': 'zstd' })).toBe(
       'The content encoding "zstd" is not supported.',
     );
@@ -195,7 +197,7 @@ describe('what a refusal says', () => {
     const reply = await c.until(/\r\n\r\n\{[^}]*\}/);
     expect(reply).toMatch(/^HTTP\/1\.1 413/);
     expect(reply).toContain('"code":"request.body_too_large"');
-    expect(reply).toContain('The request body is over 64 bytes.');
+    expect(reply).toContain('The request body is over 64 bytes (Kestrel:Limits:MaxRequestBodySize).');
     c.destroy();
   });
 });

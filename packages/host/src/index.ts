@@ -100,9 +100,9 @@ export {
   INVALIDATE_MESSAGE,
 } from './cluster/invalidation.js';
 export type { InvalidateMessage, Invalidation, InvalidationBus, InvalidationOrigin } from './cluster/invalidation.js';
-export { Primary, READY_MESSAGE, STOP_MESSAGE } from './cluster/primary.js';
+export { Primary, READY_MESSAGE, reloadStateFile, STOP_MESSAGE } from './cluster/primary.js';
 export type { SharedSessionStore } from './session/store-base.js';
 export { sessionStoreAddress, type SessionStoreAddress } from './session/store-address.js';
-export type { PrimaryOptions } from './cluster/primary.js';
+export type { PrimaryOptions, ReloadState } from './cluster/primary.js';
 export { watchConfiguration, configurationFiles, checkConfiguration } from './cluster/config-watch.js';
 export type { ConfigWatch } from './cluster/config-watch.js';

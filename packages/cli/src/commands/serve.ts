@@ -99,14 +99,16 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   }
   const log = host.logger;
   log.info(`ack ${HOST_VERSION} on Node ${process.version}`);
-  log.info(`entry base path ${host.paths.entryBasePath}`);
+  // A plain folder's home is a throw-away one: its path and modules are nothing the user chose.
+  if (!staticHome) log.info(`entry base path ${host.paths.entryBasePath}`);
   if (!cluster.isWorker && host.settings.AppSettings.IsConfigurationWatching)
     log.warn(
       'AppSettings:IsConfigurationWatching is on, but a single ack serve reads its settings once: a change applies at the next start; ack serve --workers N applies it by a rolling restart (docs/scale-out.md)',
     );
-  log.info(
-    `modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`,
-  );
+  if (!staticHome)
+    log.info(
+      `modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`,
+    );
   if (staticHome)
     log.info(
       `serving the folder ${path.resolve(dir!)} as a static root (no appsettings.json there; nothing is written into it)`,

@@ -99,7 +99,7 @@ export { CONTRACT_TYPES, parseChangeType, parseContractType, isPlainModuleID } f
 export type { ChangeType, ContractType } from './contract-sync/targets.js';
 export { createDevCertificate, devCertificateFiles, hasDevCertificate } from './lifecycle/dev-cert.js';
 export { bindAddress, ensureDevCertificate, planEndpoints } from './lifecycle/listeners.js';
-export type { ListeningEndpoint } from './lifecycle/listeners.js';
+export type { ListenerFailure, ListeningEndpoint } from './lifecycle/listeners.js';
 export {
   createInvalidationBus,
   describeInvalidation,
@@ -107,8 +107,9 @@ export {
   INVALIDATE_MESSAGE,
 } from './cluster/invalidation.js';
 export type { InvalidateMessage, Invalidation, InvalidationBus, InvalidationOrigin } from './cluster/invalidation.js';
-export { Primary, READY_MESSAGE, STOP_MESSAGE } from './cluster/primary.js';
+export { Primary, READY_MESSAGE, reloadStateFile, STOP_MESSAGE } from './cluster/primary.js';
 export type { SharedSessionStore } from './session/store-base.js';
-export type { PrimaryOptions } from './cluster/primary.js';
+export { sessionStoreAddress, type SessionStoreAddress } from './session/store-address.js';
+export type { PrimaryOptions, ReloadState } from './cluster/primary.js';
 export { watchConfiguration, configurationFiles, checkConfiguration } from './cluster/config-watch.js';
 export type { ConfigWatch } from './cluster/config-watch.js';

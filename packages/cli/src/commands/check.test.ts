@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { useTestHosts } from '@ack/host/test-support';
 import { runAck } from '../test-support/spawn-ack.js';
@@ -18,6 +19,14 @@ function home(appSettings: object, files: Record<string, string | object> = {}) 
 }
 
 describe('ack check', () => {
+  it('passes the shipped example home with no warning: a first run shows none the user did not cause', async () => {
+    const appDir = fileURLToPath(new URL('../../../../examples/basic/app', import.meta.url));
+    const run = await runAck(['check', '--app-dir', appDir]);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe(`${appDir}/appsettings.json: ok\n`);
+    expect(run.code).toBe(0);
+  });
+
   it('exits 0 on a home the host starts cleanly, and prints ok', async () => {
     const h = home({ AppSettings: { LoadModules: ['wwwroot'] } });
     const run = await runAck(['check', '--app-dir', h.appDir]);

@@ -16,6 +16,7 @@ import {
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { builtInModules } from '../registry.js';
 import { EXIT } from '../exit-codes.js';
+import { checkConnections, connectLine } from './check-connect.js';
 
 export interface CheckReport {
   ok: boolean;
@@ -132,19 +133,34 @@ export function registerCheck(program: Command): void {
       'check an application home (settings, module settings, shared-file catalog) without starting it; exit 2 on errors',
     )
     .option('--app-dir <dir>', 'folder holding appsettings.json (default: the current folder)')
-    .option('--json', 'print one JSON document: { ok, settingsFile, errors, warnings }')
-    .action((opts: { appDir?: string; json?: boolean }) => {
-      const result = checkHome(path.resolve(opts.appDir ?? process.cwd()));
-      if (opts.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    .option(
+      '--connect',
+      "also try to connect to the session store and the modules' addresses (BusinessServerUrl); exit 1 when one fails",
+    )
+    .option('--json', 'print one JSON document: { ok, settingsFile, errors, warnings, connect? }')
+    .action(async (opts: { appDir?: string; json?: boolean; connect?: boolean }) => {
+      const appDir = path.resolve(opts.appDir ?? process.cwd());
+      const result = checkHome(appDir);
+      // The addresses are tried only for settings that read: a home that would not start has nothing to reach.
+      const connect = opts.connect && result.ok ? await checkConnections(appDir) : undefined;
+      const unreachable = connect?.filter((t) => t.result === 'failed').length ?? 0;
+      if (opts.json)
+        process.stdout.write(
+          JSON.stringify({ ...result, ok: result.ok && unreachable === 0, ...(connect ? { connect } : {}) }, null, 2) +
+            '\n',
+        );
       else {
         const lines = [...result.errors.map((e) => `error: ${e}`), ...result.warnings.map((w) => `warning: ${w}`)];
+        lines.push(...(connect ?? []).map(connectLine));
         lines.push(
-          result.ok
-            ? `${result.settingsFile}: ok${result.warnings.length > 0 ? ` (${result.warnings.length} warning(s))` : ''}`
-            : `${result.settingsFile}: check failed: ${result.errors.length} error(s), ${result.warnings.length} warning(s)`,
+          !result.ok
+            ? `${result.settingsFile}: check failed: ${result.errors.length} error(s), ${result.warnings.length} warning(s)`
+            : unreachable > 0
+              ? `${result.settingsFile}: settings ok, but ${unreachable} of ${connect!.length} address(es) could not be reached`
+              : `${result.settingsFile}: ok${result.warnings.length > 0 ? ` (${result.warnings.length} warning(s))` : ''}`,
         );
-        (result.ok ? process.stdout : process.stderr).write(lines.join('\n') + '\n');
+        (result.ok && unreachable === 0 ? process.stdout : process.stderr).write(lines.join('\n') + '\n');
       }
-      process.exit(result.ok ? EXIT.ok : EXIT.usage);
+      process.exit(!result.ok ? EXIT.usage : unreachable > 0 ? EXIT.failed : EXIT.ok);
     });
 }

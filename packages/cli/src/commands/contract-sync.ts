@@ -13,6 +13,7 @@ import {
 import { joinRemote } from './remote/path-mapping.js';
 import { contractSync } from './remote/sync-client.js';
 import { exitCodeFor } from './remote/outcome.js';
+import { MODULE_NAMES, parseModuleName } from './remote/module-names.js';
 
 interface ContractSyncOptions extends RemoteOptions {
   moduleId: string;
@@ -22,13 +23,9 @@ interface ContractSyncOptions extends RemoteOptions {
   hostAccessId?: string;
 }
 
-const TYPES = ['dbclient', 'graphclient', 'function', 'transact', 'command', 'prompter', 'repository', 'wwwroot'];
-
 async function contractSyncCommand(file: string, options: ContractSyncOptions): Promise<number> {
   const urls = resolveUrls(options);
   const hostAccessID = requireSecret(options.hostAccessId, 'ACK_HOST_ACCESS_ID', '--host-access-id', 'host access ID');
-  if (!TYPES.includes(options.type.toLowerCase()))
-    throw new CliError(`--type must be one of ${TYPES.join(', ')}`, EXIT_CODES.usage);
   const local = path.resolve(file);
   const change = options.delete ? 'Deleted' : 'Changed';
   if (change !== 'Deleted') {
@@ -80,7 +77,7 @@ export function registerContractSync(program: Command): void {
       .description('send a contract or screen file to POST /contractsync (host access ID from ACK_HOST_ACCESS_ID)'),
   )
     .requiredOption('--module-id <id>', 'module whose folders receive the file')
-    .requiredOption('--type <contractType>', TYPES.join(', '))
+    .requiredOption('--type <contractType>', MODULE_NAMES.join(', '), parseModuleName)
     .option('--dest <path>', 'destination path in the contract folder (default: the file name)')
     .option('--delete', 'remove the destination instead (the local file need not exist)')
     .option('--host-access-id <id>', 'host access ID (prefer ACK_HOST_ACCESS_ID); sent as its SHA-256')

@@ -17,6 +17,12 @@ describe('ack init', () => {
     const run = await runAck(['init', home]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`next: ack serve --app-dir ${path.join(home, 'app')}`);
+    // The token is said to be where it is kept, in plain text (it is not "shown only now").
+    const token = /^sync token: (\S+)$/m.exec(run.stdout)?.[1];
+    const moduleJson = path.join(home, 'modules', 'wwwroot', 'module.json');
+    expect(JSON.parse(fs.readFileSync(moduleJson, 'utf8')).ModuleConfig.FileSyncTokens).toEqual([token]);
+    expect(run.stdout).toContain(`  kept in plain text in ${moduleJson} (FileSyncTokens): keep that file private`);
+    expect(run.stdout).not.toContain('shown only now');
     for (const f of [
       'app/appsettings.json',
       'modules/wwwroot/module.json',

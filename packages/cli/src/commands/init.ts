@@ -162,7 +162,10 @@ export function registerInit(program: Command): void {
         process.stdout.write(
           [
             `created ${written.length} files in ${home}`,
-            `sync token (written to modules/wwwroot/module.json, FileSyncTokens; shown only now): ${syncToken}`,
+            // The host compares the token as written (as the original host does), so it is kept in plain
+            // text: say where, so that file is kept as private as the token (docs/sync.md "The commands").
+            `sync token: ${syncToken}`,
+            `  kept in plain text in ${path.join(home, 'modules', 'wwwroot', 'module.json')} (FileSyncTokens): keep that file private; ack sync reads the token from ACK_SYNC_TOKEN`,
             `next: ack serve --app-dir ${path.join(home, 'app')}`,
             `then open http://127.0.0.1:8421/ and push screens with ACK_SYNC_TOKEN=<token> ack sync upload FILE --module wwwroot --path HDS/FILE`,
           ].join('\n') + '\n',

@@ -31,5 +31,6 @@ async function manifestCommand(options: RemoteOptions): Promise<number> {
 export function registerManifest(program: Command): void {
   addRemoteOptions(
     program.command('manifest').description("print a host's shared-file manifest (GET /shared-files/manifest)"),
+    { verb: 'read the manifests of' },
   ).action(action(manifestCommand));
 }

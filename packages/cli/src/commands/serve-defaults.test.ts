@@ -3,7 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { useTestHosts } from '@ack/host/test-support';
+import { useTestHosts, waitFor } from '@ack/host/test-support';
 import { startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
 
 const hosts = useTestHosts();
@@ -107,8 +107,11 @@ describe('ack serve DIR', () => {
     expect((await fetch(`${s.url}/missing.html`)).status).toBe(404);
     expect(s.output()).toContain(`serving the folder ${dir} as a static root`);
     // The console shows which module each line comes from.
-    expect(s.output()).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] wwwroot: /m);
     expect(s.output()).toMatch(/^\[\d{2}:\d{2}:\d{2} INF\] host: listening on /m);
+    // Nothing about the throw-away home behind it: no wwwroot start-up line (the transaction
+    // wrapper's AuthorizationKey, contract screens, shared files), no entry base path, no warning.
+    await waitFor(() => /listening on/.test(s.output()));
+    expect(s.output()).not.toMatch(/wwwroot: |AuthorizationKey|entry base path|modules loaded|WRN|ERR/);
     expect(fs.readdirSync(dir, { recursive: true }).sort()).toEqual(before);
   });
 

@@ -145,8 +145,13 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     expect(reloadAsked).toBeDefined();
     const reload = (await reloadAsked) as { code: number; stdout: string };
     expect(reload.code).toBe(0);
-    expect(reload.stdout).toMatch(/rolling restart asked of primary \d+/);
     const done = await waitForOutput(served, /rolling restart done; workers (\d+), (\d+)/);
+    // ack reload waited for the restart and says what it came to: the workers it replaced.
+    expect(reload.stdout).toMatch(
+      new RegExp(
+        `^rolling restart done: 2 worker\\(s\\) replaced \\(\\d+ -> ${done[1]}, \\d+ -> ${done[2]}\\); workers ${done[1]}, ${done[2]}\n$`,
+      ),
+    );
     expect(result.failures).toEqual([]);
     expect(result.failed).toBe(0);
     expect(result.ok).toBe(20_000);
@@ -549,6 +554,31 @@ describe('ack serve --workers', { timeout: 120_000 }, () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^ack: .*appsettings\.json:\d+:\d+: AppSettings:ServerPort: expected an integer/m);
     expect(run.stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('ack reload waits for the restart: a successor that cannot start is reported, exit 1; --no-wait returns at once', async () => {
+    const h = home();
+    const served = await serveWorkers(h);
+    const primary = Number(/primary (\d+): starting/.exec(served.output())![1]);
+    const asked = await runAck(['reload', '--app-dir', h.appDir, '--no-wait'], { timeoutMs: 60_000 });
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toBe(`rolling restart asked of primary ${primary}\n`);
+    await waitForOutput(served, /rolling restart done/);
+    const settings = path.join(h.appDir, 'appsettings.json');
+    const json = JSON.parse(fs.readFileSync(settings, 'utf8'));
+    // Settings that read, and a session store new workers cannot reach: the first successor fails.
+    json.AppSettings.SessionState = {
+      CacheType: 'MySql',
+      MySqlConnectionString: 'Server=127.0.0.1;Port=1;Uid=root;Pwd=x;',
+      StoreStartupWaitSeconds: 1,
+    };
+    fs.writeFileSync(settings, JSON.stringify(json));
+    const failed = await runAck(['reload', '--app-dir', h.appDir], { timeoutMs: 60_000 });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      /^ack: rolling restart stopped after 0 worker\(s\) replaced: worker \d+ exited before listening \(code 1\); the workers serving: \d+, \d+$/m,
+    );
+    expect(failed.stdout).toBe('');
   });
 
   it('ack reload without a running primary says so', async () => {

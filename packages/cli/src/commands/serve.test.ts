@@ -154,6 +154,34 @@ describe('ack serve', () => {
     }
   });
 
+  it('names the option or setting that chose the port in use: --https-port, ServerPort, a Kestrel endpoint', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    const inUse = `port ${taken} is already in use (127.0.0.1:${taken}); choose another with`;
+    try {
+      home = hosts.home({ AppSettings: { LoadModules: [] }, Serilog: consoleOnly });
+      const https = await runAck(
+        ['serve', '--app-dir', home.appDir, '--port', '0', '--https-port', String(taken), '--host', '127.0.0.1'],
+        { env: { AppSettings__RunningEnvironment: 'D' } },
+      );
+      expect(https.code).toBe(1);
+      expect(https.stderr.trim().split('\n').at(-1)).toBe(`ack: ${inUse} --https-port`);
+      const fromSettings = await runAck(['serve', '--app-dir', home.appDir, '--host', '127.0.0.1'], {
+        env: { AppSettings__ServerPort: String(taken) },
+      });
+      expect(fromSettings.code).toBe(1);
+      expect(fromSettings.stderr.trim()).toBe(`ack: ${inUse} AppSettings:ServerPort (or --port)`);
+      const endpoint = await runAck(['serve', '--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1'], {
+        env: { Kestrel__Endpoints__Api__Url: `http://127.0.0.1:${taken}` },
+      });
+      expect(endpoint.code).toBe(1);
+      expect(endpoint.stderr.trim()).toBe(`ack: ${inUse} Kestrel:Endpoints:Api:Url`);
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('exits 2 with a usage message for a bad option value', async () => {
     const run = await runAck(['serve', '--port', 'eighty']);
     expect(run.code).toBe(2);

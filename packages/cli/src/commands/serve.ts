@@ -9,6 +9,7 @@ import {
   SettingsError,
   STOP_MESSAGE,
   type AckHost,
+  type ListenerFailure,
 } from '@ack/host';
 import { builtInModules } from '../registry.js';
 import { parsePort, parseWorkers } from '../options.js';
@@ -83,11 +84,12 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
       code,
       port: failedPort = port,
       address,
-    } = err as NodeJS.ErrnoException & { port?: number; address?: string };
+      listener,
+    } = err as NodeJS.ErrnoException & { port?: number; address?: string } & Partial<ListenerFailure>;
     const where = `${address ?? bindHost ?? '*'}:${failedPort}`;
     const text =
       code === 'EADDRINUSE'
-        ? `port ${failedPort} is already in use (${where}); choose another with --port`
+        ? `port ${failedPort} is already in use (${where}); choose another with ${portSource(listener, options)}`
         : code === 'EACCES'
           ? `no permission to listen on ${where}`
           : (err as Error).message;
@@ -97,14 +99,16 @@ export async function serve(options: ServeOptions, dir?: string): Promise<void> 
   }
   const log = host.logger;
   log.info(`ack ${HOST_VERSION} on Node ${process.version}`);
-  log.info(`entry base path ${host.paths.entryBasePath}`);
+  // A plain folder's home is a throw-away one: its path and modules are nothing the user chose.
+  if (!staticHome) log.info(`entry base path ${host.paths.entryBasePath}`);
   if (!cluster.isWorker && host.settings.AppSettings.IsConfigurationWatching)
     log.warn(
       'AppSettings:IsConfigurationWatching is on, but a single ack serve reads its settings once: a change applies at the next start; ack serve --workers N applies it by a rolling restart (docs/scale-out.md)',
     );
-  log.info(
-    `modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`,
-  );
+  if (!staticHome)
+    log.info(
+      `modules loaded: ${host.modules.map((m) => m.id).join(', ') || 'none'}; skipped: ${host.skippedModules.map((m) => m.id).join(', ') || 'none'}`,
+    );
   if (staticHome)
     log.info(
       `serving the folder ${path.resolve(dir!)} as a static root (no appsettings.json there; nothing is written into it)`,
@@ -164,6 +168,14 @@ function leaveCluster(): void {
   setTimeout(() => process.exit(0), 5_000).unref();
   worker.once('disconnect', () => process.exit(0));
   worker.disconnect();
+}
+
+/** The option or setting that chose the port of a listener that could not open (`ListenerFailure`). */
+function portSource(listener: ListenerFailure['listener'] | undefined, options: ServeOptions): string {
+  if (listener === 'tlsPort')
+    return options.httpsPort !== undefined ? '--https-port' : 'AppSettings:ServerDevCertSslPort (or --https-port)';
+  if (listener !== undefined && listener !== 'port') return listener;
+  return options.port !== undefined ? '--port' : 'AppSettings:ServerPort (or --port)';
 }
 
 function isLoopback(address: string): boolean {

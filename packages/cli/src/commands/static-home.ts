@@ -23,6 +23,10 @@ export function createStaticHome(folder: string): StaticHome {
   write('app/appsettings.json', {
     AppSettings: { LoadModules: ['wwwroot'], IsEnabledDevAutoSignIn: false, SessionState: { IsSession: false } },
     Serilog: {
+      // The wwwroot module's start-up lines speak of its home (contract screens, shared files, the
+      // transaction wrapper's AuthorizationKey): in a throw-away home they name nothing the user
+      // has. Its warnings still show.
+      MinimumLevel: { Default: 'Information', Override: { wwwroot: 'Warning' } },
       WriteTo: [
         {
           Name: 'Console',

@@ -141,7 +141,8 @@ describe('ack sync upload <dir>: the delta', () => {
         });
         return;
       }
-      res.statusCode = 404;
+      // It has the refresh route: a request without parameters is refused as bad input.
+      res.statusCode = req.url?.startsWith('/wwwroot/api/sync/refresh') ? 400 : 404;
       res.end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

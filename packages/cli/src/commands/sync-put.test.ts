@@ -80,7 +80,8 @@ async function olderHost(putStatus: number) {
         return void res.end();
       }
       if (req.method !== 'POST' || req.url !== '/wwwroot/api/sync/upload') {
-        res.statusCode = 404;
+        // It has the refresh route (a request without parameters is bad input), not the listing.
+        res.statusCode = req.url?.startsWith('/wwwroot/api/sync/refresh') ? 400 : 404;
         return void res.end();
       }
       const body = Buffer.concat(chunks).toString('latin1');

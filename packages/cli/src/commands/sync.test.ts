@@ -62,7 +62,7 @@ describe('ack sync upload', () => {
     );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('Changed HDS/page.html (19 bytes)');
+    expect(run.stdout).toContain('Created HDS/page.html (19 bytes)');
     expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'page.html'), 'utf8')).toBe('<p>from the cli</p>');
   });
 

@@ -16,6 +16,7 @@ import { createProgress, formatBytes, runLimited } from './remote/progress.js';
 import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
 import { exitCodeFor, uploadResultJson, type Outcome } from './remote/outcome.js';
 import { deltaUpload } from './remote/delta-upload.js';
+import { MODULE_NAMES, parseModuleName } from './remote/module-names.js';
 
 export function parseChange(value: string): ChangeType {
   const v = value.trim().toLowerCase();
@@ -178,9 +179,13 @@ async function dryRun(
 function printUpload(r: UploadResult, change: ChangeType, several: boolean): void {
   const where = several ? ` on ${r.url}` : '';
   if (r.ok) {
-    const body = r.body as { bytes?: number; refresh?: { via?: string } };
+    const body = r.body as { bytes?: number; existed?: unknown; refresh?: { via?: string } };
     const size = change === 'Deleted' ? '' : ` (${body.bytes} bytes)`;
-    process.stdout.write(`${change} ${r.path}${size}${where}\n`);
+    // What the host did, as a folder push says it: a file it did not have was created, whatever
+    // --change said (an older host, the original, does not say: then --change is shown).
+    const did =
+      change !== 'Deleted' && typeof body.existed === 'boolean' ? (body.existed ? 'Changed' : 'Created') : change;
+    process.stdout.write(`${did} ${r.path}${size}${where}\n`);
   } else {
     process.stderr.write(`ack: ${r.path}: ${r.error}\n`);
   }
@@ -239,12 +244,9 @@ export function registerSync(program: Command): void {
   const sync = program
     .command('sync')
     .description('push contract and screen files to running hosts (/wwwroot/api/sync); token from ACK_SYNC_TOKEN');
-  const common = (command: Command) =>
-    addRemoteOptions(command)
-      .requiredOption(
-        '--module <name>',
-        'target module: wwwroot, transact, dbclient, graphclient, function, command, prompter, repository',
-      )
+  const common = (command: Command, words?: Parameters<typeof addRemoteOptions>[1]) =>
+    addRemoteOptions(command, words)
+      .requiredOption('--module <name>', `target module: ${MODULE_NAMES.join(', ')}`, parseModuleName)
       .option('--token <token>', 'sync token (prefer ACK_SYNC_TOKEN: options show in shell history and ps)');
 
   common(
@@ -274,6 +276,7 @@ export function registerSync(program: Command): void {
     sync
       .command('watch <dir>')
       .description('push creations, changes and deletions under a folder as they happen, until interrupted'),
+    { json: 'print one JSON line per event (JSON lines) for scripts instead of text' },
   )
     .option('--path <prefix>', "folder in the module's contract folder to mirror into")
     .option('--debounce <ms>', 'quiet time before a changed file is sent (default 200)', positiveInt)

@@ -21,6 +21,28 @@ export interface PrimaryOptions {
   log(line: string): void;
 }
 
+/**
+ * What the primary says of its rolling restarts, in `reload.json` beside the pid file, for `ack
+ * reload` to wait on (docs/scale-out.md): `round` counts the restarts since the primary started,
+ * each written when it begins (`running`) and when it ends (`done`, or `stopped` with the error).
+ */
+export interface ReloadState {
+  pid: number;
+  round: number;
+  state: 'running' | 'done' | 'stopped';
+  reason: string;
+  /** Each worker replaced so far: the old pid and the new one. */
+  replaced: Array<{ old: number; new: number }>;
+  /** The workers serving when it was written. */
+  workers: number[];
+  error?: string;
+}
+
+/** The file a primary with `pidFile` writes its `ReloadState` to. */
+export function reloadStateFile(pidFile: string): string {
+  return path.join(path.dirname(pidFile), 'reload.json');
+}
+
 /** Sent to a worker that must finish its requests in flight and exit. */
 export const STOP_MESSAGE = 'ack:stop';
 
@@ -59,6 +81,8 @@ export class Primary {
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
   private crashes = 0;
+  /** Rolling restarts begun so far (`ReloadState.round`). */
+  private reloadRounds = 0;
   private lastCrashAt = 0;
   private everListened = false;
   /** Settles when the primary ends: the exit code it should end with. */
@@ -99,28 +123,44 @@ export class Primary {
       do {
         this.reloadAgain = false;
         this.options.log(`primary ${process.pid}: rolling restart (${reason})`);
+        const round: ReloadState = {
+          pid: process.pid,
+          round: ++this.reloadRounds,
+          state: 'running',
+          reason,
+          replaced: [],
+          workers: this.workerPids,
+        };
+        this.writeReloadState(round);
         for (const slot of this.slots) {
-          if (this.stopping) return;
+          if (this.stopping) {
+            this.writeReloadState({ ...round, state: 'stopped', error: 'the primary is stopping' });
+            return;
+          }
           // A replacement starting now may have read the settings before this restart: let it
           // finish, then swap it too.
           await slot.starting?.catch(() => undefined);
           // An empty slot is refilled after its back-off, by a worker that reads the settings then.
           const old = slot.current;
           if (!old || this.stopping) continue;
+          let successor: Worker;
           try {
-            await this.startIn(slot);
+            successor = await this.startIn(slot);
           } catch (err) {
             this.options.log(
               `primary ${process.pid}: rolling restart stopped, the old workers keep serving: ${(err as Error).message}`,
             );
             // The old worker may have died meanwhile, its refill skipped for this start.
             if (!slot.current) this.refill(slot, old.process.pid!);
+            this.writeReloadState({ ...round, state: 'stopped', error: (err as Error).message });
             return;
           }
+          round.replaced.push({ old: old.process.pid!, new: successor.process.pid! });
           // The old worker may have died while its successor started: the successor took its place.
           if (this.workers.has(old)) await this.retire(old);
         }
         this.options.log(`primary ${process.pid}: rolling restart done; workers ${this.workerPids.join(', ')}`);
+        this.writeReloadState({ ...round, state: 'done' });
       } while (this.reloadAgain && !this.stopping);
     })().finally(() => (this.reloading = undefined));
     return this.reloading;
@@ -135,6 +175,17 @@ export class Primary {
     await Promise.all([...this.workers].map((w) => this.retire(w)));
     this.removePidFile();
     this.finish(0);
+  }
+
+  /** Replaces `reload.json` whole (a rename), so that a reader never sees half of it. */
+  private writeReloadState(state: ReloadState): void {
+    const file = reloadStateFile(this.options.pidFile);
+    try {
+      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify({ ...state, workers: this.workerPids })}\n`);
+      fs.renameSync(`${file}.tmp`, file);
+    } catch (err) {
+      this.options.log(`primary ${process.pid}: cannot write ${file}: ${(err as Error).message}`);
+    }
   }
 
   private removePidFile(): void {

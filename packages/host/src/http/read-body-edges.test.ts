@@ -195,7 +195,7 @@ describe('what a refusal says', () => {
     const reply = await c.until(/\r\n\r\n\{[^}]*\}/);
     expect(reply).toMatch(/^HTTP\/1\.1 413/);
     expect(reply).toContain('"code":"request.body_too_large"');
-    expect(reply).toContain('The request body is over 64 bytes.');
+    expect(reply).toContain('The request body is over 64 bytes (Kestrel:Limits:MaxRequestBodySize).');
     c.destroy();
   });
 });

@@ -18,7 +18,7 @@ export function bodyTooLarge(maxBodyBytes: number): ProblemError {
   return new ProblemError({
     status: 413,
     code: hostProblems.REQUEST_BODY_TOO_LARGE.code,
-    detail: `The request body is over ${maxBodyBytes} bytes.`,
+    detail: `The request body is over ${maxBodyBytes} bytes (Kestrel:Limits:MaxRequestBodySize).`,
   });
 }
 

@@ -133,14 +133,17 @@ export class Listeners {
       return loadCertificate(plan.certificate, this.paths);
     });
 
-    this.url = await listenOn(this.server, options.port ?? app.ServerPort, options.host, 'http');
+    this.url = await listenOn(this.server, options.port ?? app.ServerPort, options.host, 'http').catch(
+      listenerFailed('port'),
+    );
     this.opened.push({
       server: this.server,
       close: (graceMs) => closeHttp1(this.server, graceMs),
       drain: () => drainHttp1(this.server),
     });
     for (const [i, plan] of plans.entries()) {
-      const url = await this.open(plan, certificates[i]);
+      const https = withHttps && i === 0;
+      const url = await this.open(plan, certificates[i], https ? 'tlsPort' : `Kestrel:Endpoints:${plan.name}:Url`);
       this.endpoints.push({ name: plan.name, url, protocols: plan.protocols });
       if (withHttps && i === 0) this.tlsUrl = url;
     }
@@ -179,7 +182,11 @@ export class Listeners {
     }
   }
 
-  private async open(plan: EndpointPlan, certificate: LoadedCertificate | undefined): Promise<string> {
+  private async open(
+    plan: EndpointPlan,
+    certificate: LoadedCertificate | undefined,
+    portSource: ListenerFailure['listener'],
+  ): Promise<string> {
     const opened = this.createServer(plan, certificate);
     // WebSocket upgrades arrive over HTTP/1.1 on every endpoint that speaks it (docs/websocket.md).
     if (plan.protocols !== 'Http2') {
@@ -187,7 +194,7 @@ export class Listeners {
       this.attachClientErrors(opened.server);
     }
     this.observe?.(opened.server);
-    const url = await listenOn(opened.server, plan.port, plan.host, plan.scheme);
+    const url = await listenOn(opened.server, plan.port, plan.host, plan.scheme).catch(listenerFailed(portSource));
     this.opened.push(opened);
     const { renew } = opened;
     if (certificate && plan.certificate && renew) {
@@ -399,6 +406,21 @@ class ConnectionTracker {
     clearTimeout(timer);
   }
 }
+
+/**
+ * A listener that could not open (a port in use, no permission): `listener` says what chose its
+ * port, so that a message can name it (`ack serve`: `--port`, `--https-port` or the setting).
+ */
+export interface ListenerFailure {
+  /** `port` and `tlsPort`: the `ListenOptions` (else `ServerPort`, `ServerDevCertSslPort`); or an endpoint's `Url` key. */
+  listener: 'port' | 'tlsPort' | `Kestrel:Endpoints:${string}:Url`;
+}
+
+const listenerFailed =
+  (listener: ListenerFailure['listener']) =>
+  (err: unknown): never => {
+    throw Object.assign(err as Error, { listener });
+  };
 
 function listenOn(
   server: NetServer,

@@ -110,15 +110,32 @@ export abstract class SharedSessionStore extends session.Store {
   async waitUntilReady(waitMs: number): Promise<void> {
     const deadline = Date.now() + waitMs;
     let last: unknown;
-    for (;;) {
-      try {
-        await this.withDeadline(() => this.prepare(), Math.max(this.timeoutMs, deadline - Date.now()));
-        return;
-      } catch (err) {
-        last = err;
+    // A store that is down, or does not answer within a second, is said at once, with how long the
+    // start waits for it: else the start is silent for the whole wait (docs/sessions.md).
+    let said = false;
+    const sayWaiting = (reason?: unknown) => {
+      if (said) return;
+      said = true;
+      this.logger.warn(
+        `waiting for the session store ${this.kind} at ${this.where}, up to ${Math.round(waitMs / 1000)} s (AppSettings:SessionState:StoreStartupWaitSeconds)${reason === undefined ? '' : `: ${describeError(reason)}`}`,
+      );
+    };
+    const slow = setTimeout(() => sayWaiting(), Math.min(1_000, waitMs));
+    slow.unref();
+    try {
+      for (;;) {
+        try {
+          await this.withDeadline(() => this.prepare(), Math.max(this.timeoutMs, deadline - Date.now()));
+          return;
+        } catch (err) {
+          last = err;
+        }
+        if (Date.now() >= deadline) break;
+        sayWaiting(last);
+        await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, deadline - Date.now()))));
       }
-      if (Date.now() >= deadline) break;
-      await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, deadline - Date.now()))));
+    } finally {
+      clearTimeout(slow);
     }
     throw new Error(
       `session store ${this.kind} at ${this.where} is not reachable after ${Math.round(waitMs / 1000)} s: ${describeError(last)}`,

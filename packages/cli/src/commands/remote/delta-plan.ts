@@ -4,6 +4,7 @@ import { knowNothing, loadDigestCache, saveDigestCache, type KnownDigests } from
 import type { RequestSettings } from './http.js';
 import { fetchListing, listingOf, type BatchOffer, type RemoteEntry } from './listing-client.js';
 import type { Outcome } from './outcome.js';
+import { checkSyncCredentials } from './sync-client.js';
 import { isIgnoredPath, joinRemote } from './path-mapping.js';
 import { runLimited } from './progress.js';
 
@@ -193,6 +194,19 @@ export async function planHosts(
       const listing = await listings[i]!;
       if (listing.kind === 'failed') return { url, listed: false, failure: listing.outcome };
       if (listing.kind === 'unsupported') {
+        // An older ack or the original host speaks the sync wire without the listing; any other
+        // server has no refresh route either, and would answer each file with its own error page.
+        const probe = await checkSyncCredentials(url, token, settings);
+        if (!probe.ok) {
+          const failure: Outcome =
+            probe.status === 404 || probe.status === 405
+              ? {
+                  ...probe,
+                  error: `${url} does not take sync pushes (GET /wwwroot/api/sync/list and /wwwroot/api/sync/refresh answered ${listing.status} and ${probe.status}): it is not an ack host, or has no wwwroot module; check --url`,
+                }
+              : probe;
+          return { url, listed: false, failure };
+        }
         note(
           `${url} cannot list its files (answered ${listing.status}: an older host): sending every file${remove ? '; --delete is skipped there' : ''}`,
         );

@@ -172,7 +172,9 @@ export async function request(
       await sleep(retryDelayMs(attempt + 1, settings.retry, typeof retryAfter === 'string' ? retryAfter : null));
       continue;
     }
-    const summary = problemSummary(body);
+    // Another web server's error page says nothing here, and would fill the screen: it is named, not shown.
+    const html = (response.headers['content-type'] ?? '').includes('html') || /^\s*<(!doctype|html)/i.test(text);
+    const summary = html ? 'an HTML page: is this an ack host?' : problemSummary(body);
     const what =
       response.status === 401 || response.status === 403
         ? `${origin} refused the credentials`

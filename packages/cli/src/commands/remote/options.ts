@@ -27,14 +27,18 @@ function positiveNumber(value: string): number {
   return n;
 }
 
-export function addRemoteOptions(command: Command): Command {
+/**
+ * `verb` is what the command does with each host (`push to`, `ask`); `json` what `--json` prints
+ * (`sync watch` prints one line per event, not one document).
+ */
+export function addRemoteOptions(command: Command, words: { verb?: string; json?: string } = {}): Command {
   return command
     .option(
       '--url <url>',
-      `host URL; repeat (or separate with commas) to push to several hosts (default: ACK_URL, else ${DEFAULT_URL})`,
+      `host URL; repeat (or separate with commas) to ${words.verb ?? 'push to'} several hosts (default: ACK_URL, else ${DEFAULT_URL})`,
       collect,
     )
-    .option('--json', 'print one JSON document for scripts instead of text')
+    .option('--json', words.json ?? 'print one JSON document for scripts instead of text')
     .option(
       '--retries <n>',
       `retries on network errors, 429 and 5xx (default ${DEFAULT_RETRY.retries})`,
@@ -49,13 +53,16 @@ export function resolveUrls(options: RemoteOptions, env: NodeJS.ProcessEnv = pro
   const urls = given.flatMap((u) => u.split(/[,\s]+/)).filter(Boolean);
   for (const u of urls) {
     let parsed: URL;
+    // `127.0.0.1:8421` or `localhost:8421` (no scheme) is the usual slip: say what was meant.
+    const noScheme = !/^[a-z][a-z0-9+.-]*:\/\//i.test(u);
+    const suggestion = noScheme ? ` (did you mean http://${u}?)` : '';
     try {
       parsed = new URL(u);
     } catch {
-      throw new CliError(`not a URL: ${u}`, EXIT_CODES.usage);
+      throw new CliError(`not a URL: ${u}${suggestion}`, EXIT_CODES.usage);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-      throw new CliError(`not an http(s) URL: ${u}`, EXIT_CODES.usage);
+      throw new CliError(`not an http(s) URL: ${u}${suggestion}`, EXIT_CODES.usage);
   }
   return [...new Set(urls.map((u) => u.replace(/\/+$/, '')))];
 }

@@ -181,6 +181,14 @@ describe('behind Caddy (examples/edge/Caddyfile)', () => {
     await waitForEdge(port, caddy.child, caddy.output);
   });
 
+  it('is formatted as caddy fmt writes it: Caddy starts without a "not formatted" warning', async () => {
+    const file = path.join(EDGE, 'Caddyfile');
+    const formatted = await new Promise<string>((resolve, reject) =>
+      execFile('caddy', ['fmt', file], (err, stdout) => (err ? reject(err) : resolve(stdout))),
+    );
+    expect(fs.readFileSync(file, 'utf8')).toBe(formatted);
+  });
+
   it('delivers a response from ack over HTTP/3, and ack saw https and the client address', async () => {
     const r = await http3Get(port, '/seen/api');
     expect(r.alpn).toBe('h3');

@@ -192,7 +192,7 @@ export function createEdge(
           {
             status: 413,
             code: hostProblems.REQUEST_BODY_TOO_LARGE.code,
-            detail: `The request body is over ${maxBody} bytes.`,
+            detail: `The request body is over ${maxBody} bytes (Kestrel:Limits:MaxRequestBodySize).`,
           },
           req.method,
         );

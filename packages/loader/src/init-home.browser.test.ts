@@ -43,7 +43,7 @@ describe('ack init', () => {
     const home = path.join(dir, 'home');
     const init = await ack(['init', home]);
     expect(init.code).toBe(0);
-    const token = /sync token \(.*shown only now\): (\S+)/.exec(init.stdout)?.[1];
+    const token = /sync token: (\S+)/.exec(init.stdout)?.[1];
     expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
     const moduleJson = JSON.parse(fs.readFileSync(path.join(home, 'modules', 'wwwroot', 'module.json'), 'utf8'));
     expect(moduleJson.ModuleConfig.FileSyncTokens).toEqual([token]);

@@ -13,7 +13,7 @@ import { createCrossSiteGuard } from './guards/cross-site.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
 import { createRevocationList, createSignInService, type SignInService } from './sign-in/index.js';
 import { createInvalidationBus, describeInvalidation, type InvalidationBus } from './cluster/invalidation.js';
-import { UploadFlow } from './fs/upload-flow.js';
+import { UploadFlow } from './uploads/upload-flow.js';
 import { createBodyReaders } from './http/read-body.js';
 
 export interface HostServiceInputs {

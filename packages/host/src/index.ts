@@ -82,7 +82,7 @@ export { PROFILE_FIELDS } from './sign-in/user-account.js';
 export type { SignInService, SignInCookieNames, SignInAccount, UserAccount } from './sign-in/index.js';
 export { FileTooLargeError, isTemporaryFileName, writeFileAtomic } from './fs/safe-write.js';
 export type { StagedFile, StageOptions } from './fs/safe-write.js';
-export type { UploadFlow } from './fs/upload-flow.js';
+export type { UploadFlow } from './uploads/upload-flow.js';
 export type {
   BodyUploadHandling,
   UploadChange,
@@ -90,9 +90,9 @@ export type {
   UploadHandling,
   UploadOutcome,
   UploadPlan,
-} from './fs/upload-flow.js';
-export { batchFormLimits } from './fs/receive-upload.js';
-export type { FormFieldValues, FormFields } from './fs/receive-upload.js';
+} from './uploads/upload-flow.js';
+export { batchFormLimits } from './uploads/receive-upload.js';
+export type { FormFieldValues, FormFields } from './uploads/receive-upload.js';
 export { bodyTooLarge, createBodyReaders, parseJsonBody, readBody } from './http/read-body.js';
 export type { BodyReaders, ReadBodyOptions } from './http/read-body.js';
 export { CONTRACT_TYPES, parseContractType } from './contract-sync/targets.js';

@@ -1,5 +1,5 @@
 import type { InvalidationBus } from '../cluster/invalidation.js';
-import type { UploadFlow } from '../fs/upload-flow.js';
+import type { UploadFlow } from '../uploads/upload-flow.js';
 import type { Logger } from '../logging/logger.js';
 import type { LoadedModule } from '../modules/load-modules.js';
 import type { HostFailureThrottle } from '../guards/failure-throttle.js';

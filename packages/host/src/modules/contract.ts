@@ -8,7 +8,7 @@ import type { HostPaths } from '../paths/host-paths.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { SignInService } from '../sign-in/index.js';
 import type { UserAccount } from '../sign-in/user-account.js';
-import type { UploadFlow, UploadFlowOptions } from '../fs/upload-flow.js';
+import type { UploadFlow, UploadFlowOptions } from '../uploads/upload-flow.js';
 import type { BodyReaders } from '../http/read-body.js';
 import type { FailureThrottle } from '../guards/failure-throttle.js';
 import type { SharedSessionStore } from '../session/store-base.js';

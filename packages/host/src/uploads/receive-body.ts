@@ -4,7 +4,7 @@ import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { ClientGoneError } from './receive-upload.js';
-import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
+import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from '../fs/safe-write.js';
 
 /**
  * Receives a request whose body is the file itself (docs/sync.md "One big file"), streaming it

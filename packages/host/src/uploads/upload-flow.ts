@@ -5,7 +5,7 @@ import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 import { ClientGoneError, receiveUpload, type FormFieldValues, type FormFields } from './receive-upload.js';
-import { flushStaged } from './batch-staging.js';
+import { flushStaged } from '../fs/batch-staging.js';
 import { receiveBody } from './receive-body.js';
 import {
   commitStaged,
@@ -16,8 +16,8 @@ import {
   stageCopy,
   syncFolders,
   type StagedFile,
-} from './safe-write.js';
-import { sweepTemporaryFiles } from './sweep.js';
+} from '../fs/safe-write.js';
+import { sweepTemporaryFiles } from '../fs/sweep.js';
 
 /**
  * The one upload flow (docs/sync.md "The upload flow"), used by sync upload and contract sync:

@@ -6,8 +6,8 @@ import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { bodyTooLarge } from '../http/read-body.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
-import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
-import { StagingGate, stageUnflushed } from './batch-staging.js';
+import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from '../fs/safe-write.js';
+import { StagingGate, stageUnflushed } from '../fs/batch-staging.js';
 
 // multer loads with the first upload, not with the host (docs/architecture.md, "What loads only when used").
 const requireCjs = createRequire(import.meta.url);

@@ -2,20 +2,18 @@ import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
+import { SettingsError, type ListenOptions } from '@ack/host';
+import { createHostPaths, loadHostSettings } from '@ack/host/settings';
 import {
   checkConfiguration,
   configurationFiles,
-  createHostPaths,
   ensureDevCertificate,
-  loadHostSettings,
   planEndpoints,
   Primary,
   reloadStateFile,
-  SettingsError,
   watchConfiguration,
-  type ListenOptions,
   type ReloadState,
-} from '@ack/host';
+} from '@ack/host/cluster';
 import { EXIT } from '../exit-codes.js';
 
 /** Where the primary of `ack serve --workers` writes its pid, under the application home. */

@@ -429,8 +429,8 @@ export class UploadFlow {
       staged.push(first);
       await this.commitAndAnswer(first, staged, plan, (outcome) => handling.answer(outcome));
     } catch (err) {
-      // Refused before the body was read (the head, the stop): the rest is not read either.
-      if (!req.complete && !res.headersSent && req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
+      // Refused before the body was read (the head, the stop): the connection guard closes the
+      // connection after the answer.
       await discardStaged(...staged);
       throw err;
     }

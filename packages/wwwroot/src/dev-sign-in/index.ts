@@ -1,5 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { ProblemError, safeLocalReturnUrl } from '@ack/host';
+import { ProblemError } from '@ack/host';
+import { safeLocalReturnUrl } from '@ack/host/serving';
 import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { checkDevAccount, type FieldError } from './account.js';

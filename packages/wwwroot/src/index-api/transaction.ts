@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { ProblemError, redactText, type AppSettings, type HostTraces } from '@ack/host';
+import { ProblemError, type HostTraces } from '@ack/host';
+import { redactText, type AppSettings } from '@ack/host/settings';
 import { wwwrootProblems } from '../problem-codes.js';
 
 /**

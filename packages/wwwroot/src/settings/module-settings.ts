@@ -1,15 +1,14 @@
 import { z } from 'zod';
+import { SettingsError, type ModuleContext } from '@ack/host';
 import {
   describeUnknownKeys,
   findUnknownKeys,
   parseTimeSpanMs,
   readAsDotNet,
   readModuleJsonFile,
-  SettingsError,
   timeSpan,
-  type ModuleContext,
   type ModuleJsonFile,
-} from '@ack/host';
+} from '@ack/host/settings';
 
 /**
  * `module.json` of the wwwroot module (docs/wire-formats.md "module.json"; the original's shape: `ModuleID`, `Name`,

@@ -1,12 +1,6 @@
 import type { RequestHandler } from 'express';
-import {
-  ProblemError,
-  batchFormLimits,
-  type FormFieldValues,
-  type Logger,
-  type RealFolders,
-  type UploadFlow,
-} from '@ack/host';
+import { ProblemError, type Logger, type UploadFlow } from '@ack/host';
+import { batchFormLimits, type FormFieldValues, type RealFolders } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';

@@ -1,14 +1,6 @@
 import express, { type Router } from 'express';
-import {
-  countOutcomes,
-  parseChangeType,
-  sendProblem,
-  CONTRACT_TYPES,
-  type Logger,
-  type ChangeType,
-  type UploadFlow,
-  type UploadOutcome,
-} from '@ack/host';
+import { sendProblem, type Logger, type ChangeType, type UploadFlow } from '@ack/host';
+import { countOutcomes, parseChangeType, CONTRACT_TYPES, type UploadOutcome } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { wwwrootProblems } from '../problem-codes.js';
 import { verifySyncToken, type TokenVerdict } from './basic-token.js';

@@ -16,6 +16,7 @@ import { accessLine, countBodyBytes, refusedAccessLine } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
 import { createHostFilter } from './host-filter.js';
 import { parseRequestPath } from '../../http/request-path.js';
+import { declaredBodyTooLarge } from '../../http/body-bound.js';
 import type { HostMetrics } from '../../metrics/host-metrics.js';
 import type { Tracing } from '../../tracing/index.js';
 import { runHandlers, type PhaseHandler } from '../run-handlers.js';
@@ -183,21 +184,8 @@ export function createEdge(
     if (!req.ack.path.wellFormed) {
       return sendProblem(res, MALFORMED_URL_PROBLEM, req.method);
     }
-    if (maxBody !== null) {
-      const length = Number(req.headers['content-length'] ?? 0);
-      if (length > maxBody) {
-        res.setHeader('Connection', 'close');
-        return sendProblem(
-          res,
-          {
-            status: 413,
-            code: hostProblems.REQUEST_BODY_TOO_LARGE.code,
-            detail: `The request body is over ${maxBody} bytes (Kestrel:Limits:MaxRequestBodySize).`,
-          },
-          req.method,
-        );
-      }
-    }
+    const tooLarge = declaredBodyTooLarge(req.headers, maxBody);
+    if (tooLarge) return sendProblem(res, tooLarge.problem, req.method);
     // Held until the head is written, so a prepared head writes them in one call (docs/pipeline.md).
     oweEdgeHeaders(res, req.ack.protocol === 'https' ? secureHeaders : securityHeaders);
     next();

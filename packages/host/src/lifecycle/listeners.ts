@@ -1,3 +1,6 @@
+// Why this file is long: `Listeners` opens every endpoint (HTTP/1.1, HTTPS with HTTP/2, the
+// development-certificate listener), reloads certificates and closes them in the stop order; the
+// parts share the servers' state, and splitting the class would pass that state around instead.
 import http from 'node:http';
 import { AckServerResponse } from '../http/response-head/response.js';
 import http2 from 'node:http2';

@@ -1,3 +1,5 @@
+// Why this file is long: reading a multipart form is one state machine over busboy's events
+// (fields, files, limits, the client leaving, the host stopping); its pieces share that state.
 import { createRequire } from 'node:module';
 import { type Transform, pipeline, type Writable } from 'node:stream';
 import type { Request, Response } from 'express';

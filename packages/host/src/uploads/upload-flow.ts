@@ -1,3 +1,6 @@
+// Why this file is long: the three upload forms (one file in a form, a batch, the file as the
+// whole body) share one flow of plan, stage, commit and answer (docs/sync.md); keeping them beside
+// that flow keeps the one safe-write and upload path in one place.
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { Request, Response } from 'express';

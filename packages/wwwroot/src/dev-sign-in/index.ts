@@ -12,8 +12,7 @@ import { checkDevAccount, type FieldError } from './account.js';
  */
 export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
-  const app = runtime.ctx.settings.AppSettings;
-  if (!(app.IsEnabledDevAutoSignIn === true && app.RunningEnvironment === 'D')) return router;
+  if (!runtime.settings.host.devSignIn) return router;
 
   const signIn = runtime.ctx.host.signIn;
   const settingsFile = runtime.ctx.settingsFile;

@@ -17,8 +17,8 @@ export function batchOffer(runtime: WwwrootRuntime) {
     path: '/wwwroot/api/sync/batch',
     maxFiles: BATCH_MAX_FILES,
     ...batchFormLimits(BATCH_MAX_FILES),
-    maxFileBytes: runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes,
-    maxBodyBytes: runtime.ctx.settings.Kestrel.Limits.MaxRequestBodySize,
+    maxFileBytes: runtime.settings.host.maxFileBytes,
+    maxBodyBytes: runtime.settings.host.maxBodyBytes,
   };
 }
 

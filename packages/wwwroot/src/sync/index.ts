@@ -62,7 +62,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   const logger = runtime.ctx.logger.child('sync');
   const flow = runtime.ctx.host.createUploadFlow({
     codePrefix: wwwrootProblems.SYNC.prefix,
-    maxFileBytes: runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes,
+    maxFileBytes: runtime.settings.host.maxFileBytes,
     notAFileDetail: 'filePath names a folder, not a file.',
   });
   void sweepContractFolders(runtime, flow, logger);

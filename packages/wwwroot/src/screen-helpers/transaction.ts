@@ -78,9 +78,12 @@ export interface RequestContextInfo {
 }
 
 /** The camelCase request body the original's transaction client sends (docs/wire-formats.md). */
+/** The host's settings a transaction request names (read once, in the module's settings). */
+export type TransactionHostSettings = Pick<AppSettings, 'HostName' | 'ProgramName' | 'RunningEnvironment' | 'SystemID'>;
+
 export function buildTransactionRequest(
   input: TransactionInput,
-  app: AppSettings,
+  app: TransactionHostSettings,
   info: RequestContextInfo,
 ): Record<string, unknown> {
   const env = app.RunningEnvironment;

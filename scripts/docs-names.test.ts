@@ -164,7 +164,7 @@ test('every backticked code name in the docs occurs in the sources', () => {
 });
 
 test('the rules tell paths and code names from settings keys, URLs and values', () => {
-  expect(isRepositoryPath('fs/receive-upload.ts')).toBe(true);
+  expect(isRepositoryPath('uploads/receive-upload.ts')).toBe(true);
   expect(isRepositoryPath('packages/host/src/fs/')).toBe(true);
   for (const other of ['/view/page.html', '../log/app.log', '@ack/host', 'application/problem+json', 'http/1.1'])
     expect(isRepositoryPath(other), other).toBe(false);

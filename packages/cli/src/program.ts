@@ -25,7 +25,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   'contract-sync': async () => (await import('./commands/contract-sync.js')).registerContractSync,
   manifest: async () => (await import('./commands/manifest.js')).registerManifest,
   'dev-cert': async () => (await import('./commands/dev-cert.js')).registerDevCert,
-  reload: async () => (await import('./commands/serve-workers.js')).registerReload,
+  reload: async () => (await import('./commands/reload.js')).registerReload,
 };
 
 /** The commands `argv` needs: the one it names, none for `--version`, else all (help, typos). */

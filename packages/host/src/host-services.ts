@@ -2,18 +2,18 @@ import path from 'node:path';
 import express from 'express';
 import type { HostCounters, HostServices, HostSessions, HostTraces } from './modules/contract.js';
 import type { LoadedModule } from './modules/load-modules.js';
-import { createContractChanges } from './modules/contract-changes.js';
+import { createContractChanges } from './cluster/contract-changes.js';
 import type { HostSettings } from './settings/schema.js';
 import type { HostPaths } from './paths/host-paths.js';
 import type { Logger } from './logging/logger.js';
 import type { Keyring } from './keys/keyring.js';
 import type { SessionState } from './session/create-session.js';
-import { createFailureThrottle, type HostFailureThrottle } from './pipeline/edge/failure-throttle.js';
-import { createCrossSiteGuard } from './pipeline/edge/cross-site.js';
+import { createFailureThrottle, type HostFailureThrottle } from './guards/failure-throttle.js';
+import { createCrossSiteGuard } from './guards/cross-site.js';
 import { parseTimeSpanMs } from './settings/time-span.js';
 import { createRevocationList, createSignInService, type SignInService } from './sign-in/index.js';
 import { createInvalidationBus, describeInvalidation, type InvalidationBus } from './cluster/invalidation.js';
-import { UploadFlow } from './fs/upload-flow.js';
+import { UploadFlow } from './uploads/upload-flow.js';
 import { createBodyReaders } from './http/read-body.js';
 
 export interface HostServiceInputs {

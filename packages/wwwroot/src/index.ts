@@ -6,7 +6,7 @@ import { createSharedFileHandlers } from './shared-files/index.js';
 import { createStaticHandlers } from './static/index.js';
 import { createSyncRouter } from './sync/index.js';
 import { createDevSignInRouter } from './dev-sign-in/index.js';
-import { createIndexApiRouter } from './index-api/index.js';
+import { createScreenHelperRouter } from './screen-helpers/index.js';
 import { createHtmxRouter } from './htmx/index.js';
 import { createLiveReload, LIVE_RELOAD_PATH } from './live-reload/index.js';
 import { createLoaderRouter, LOADER_MOUNT } from './loader/index.js';
@@ -49,7 +49,7 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
     routes: [
       { mount: '/wwwroot/api/sync', handler: createSyncRouter(runtime), capability: 'sync' },
       { mount: '/wwwroot/api/dev-account', handler: createDevSignInRouter(runtime), capability: 'sign-in' },
-      { mount: '/wwwroot/api/index', handler: createIndexApiRouter(runtime), capability: 'index-api' },
+      { mount: '/wwwroot/api/index', handler: createScreenHelperRouter(runtime), capability: 'index-api' },
       { mount: '/wwwroot/api/htmx', handler: createHtmxRouter(runtime), capability: 'htmx' },
       { mount: LOADER_MOUNT, handler: createLoaderRouter(runtime), capability: 'loader' },
     ],

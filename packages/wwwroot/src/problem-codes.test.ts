@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { hostProblems } from '@ack/host';
+import { hostProblems } from '@ack/host/serving';
 import { problemRowName, problemTableFaults } from '@ack/host/test-support';
 import { wwwrootProblems } from './problem-codes.js';
 

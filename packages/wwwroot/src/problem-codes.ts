@@ -1,4 +1,4 @@
-import { problemCode as code, problemCodePrefix, type ProblemTableEntry } from '@ack/host';
+import { problemCode as code, problemCodePrefix, type ProblemTableEntry } from '@ack/host/serving';
 
 /**
  * The wwwroot module's problem codes, in the shape of the host's table (`hostProblems`), which

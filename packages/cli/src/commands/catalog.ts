@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHostPaths, loadHostSettings, moduleJsonPath, readModuleJson, SettingsError } from '@ack/host';
+import { SettingsError } from '@ack/host';
+import { createHostPaths, loadHostSettings, moduleJsonPath, readModuleJson } from '@ack/host/settings';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { EXIT } from '../exit-codes.js';
 import { printJsonFailure } from './remote/options.js';

@@ -1,6 +1,12 @@
 import net from 'node:net';
 import path from 'node:path';
-import { createHostPaths, loadHostSettings, moduleJsonPath, readModuleJsonFile, sessionStoreAddress } from '@ack/host';
+import {
+  createHostPaths,
+  loadHostSettings,
+  moduleJsonPath,
+  readModuleJsonFile,
+  sessionStoreAddress,
+} from '@ack/host/settings';
 import { parseWwwrootSettings } from '@ack/wwwroot';
 
 /** One address `ack check --connect` tried (docs/configuration.md, `ack check`). */

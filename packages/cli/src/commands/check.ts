@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { SettingsError, type HostPaths, type HostSettings, type ModuleJson } from '@ack/host';
 import {
   createHostPaths,
   loadHostSettings,
@@ -8,11 +9,7 @@ import {
   moduleJsonPath,
   readModuleJsonFile,
   serilogWarnings,
-  SettingsError,
-  type HostPaths,
-  type HostSettings,
-  type ModuleJson,
-} from '@ack/host';
+} from '@ack/host/settings';
 import { loadCatalog, parseWwwrootSettings } from '@ack/wwwroot';
 import { builtInModules } from '../registry.js';
 import { EXIT } from '../exit-codes.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CliError, EXIT_CODES } from './remote/exit-codes.js';
+import { CliError, EXIT } from '../exit-codes.js';
 import {
   addRemoteOptions,
   action,
@@ -30,7 +30,7 @@ async function contractSyncCommand(file: string, options: ContractSyncOptions): 
   const change = options.delete ? 'Deleted' : 'Changed';
   if (change !== 'Deleted') {
     const stat = await fs.promises.stat(local).catch(() => undefined);
-    if (!stat?.isFile()) throw new CliError(`no such file: ${file}`, EXIT_CODES.usage);
+    if (!stat?.isFile()) throw new CliError(`no such file: ${file}`, EXIT.usage);
   }
   const destFilePath = joinRemote(undefined, options.dest ?? path.basename(local));
   const settings = requestSettings(options);

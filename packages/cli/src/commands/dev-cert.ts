@@ -2,7 +2,8 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createDevCertificate, createHostPaths, devCertificateFiles, hasDevCertificate } from '@ack/host';
+import { createHostPaths } from '@ack/host/settings';
+import { createDevCertificate, devCertificateFiles, hasDevCertificate } from '@ack/host/cluster';
 
 export interface DevCertOptions {
   appDir?: string;

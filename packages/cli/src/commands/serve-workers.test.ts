@@ -5,7 +5,7 @@ import tls from 'node:tls';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { devCertificateFiles } from '@ack/host';
+import { devCertificateFiles } from '@ack/host/cluster';
 import {
   https1Client,
   makeTestCertificate,

@@ -1,16 +1,8 @@
 import cluster from 'node:cluster';
 import path from 'node:path';
 import type { Command } from 'commander';
-import {
-  bindAddress,
-  createHost,
-  HOST_VERSION,
-  READY_MESSAGE,
-  SettingsError,
-  STOP_MESSAGE,
-  type AckHost,
-  type ListenerFailure,
-} from '@ack/host';
+import { createHost, HOST_VERSION, SettingsError, type AckHost } from '@ack/host';
+import { bindAddress, READY_MESSAGE, STOP_MESSAGE, type ListenerFailure } from '@ack/host/cluster';
 import { builtInModules } from '../registry.js';
 import { parsePort, parseWorkers } from '../options.js';
 import { servePrimary } from './serve-workers.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { CliError, EXIT_CODES } from './remote/exit-codes.js';
+import { CliError, EXIT } from '../exit-codes.js';
 import {
   addRemoteOptions,
   action,
@@ -61,7 +61,7 @@ async function uploadItems(target: string, options: UploadOptions, change: Chang
   const stat = await fs.promises.stat(local).catch(() => undefined);
   if (!stat) {
     if (change === 'Deleted') return [{ remotePath: oneFileTarget(local, options.path) }];
-    throw new CliError(`no such file or folder: ${target}`, EXIT_CODES.usage);
+    throw new CliError(`no such file or folder: ${target}`, EXIT.usage);
   }
   if (stat.isDirectory()) {
     return (await listFiles(local)).map((rel) => ({
@@ -69,9 +69,9 @@ async function uploadItems(target: string, options: UploadOptions, change: Chang
       remotePath: joinRemote(options.path, rel),
     }));
   }
-  if (!stat.isFile()) throw new CliError(`not a file or folder: ${target}`, EXIT_CODES.usage);
+  if (!stat.isFile()) throw new CliError(`not a file or folder: ${target}`, EXIT.usage);
   const remotePath = oneFileTarget(local, options.path);
-  if (remotePath === '') throw new CliError('--path names no file', EXIT_CODES.usage);
+  if (remotePath === '') throw new CliError('--path names no file', EXIT.usage);
   return [{ file: local, remotePath }];
 }
 
@@ -86,7 +86,7 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
   const local = path.resolve(target);
   const isFolder = (await fs.promises.stat(local).catch(() => undefined))?.isDirectory() === true;
   if (isFolder && change !== 'Deleted') return deltaUpload(local, urls, options);
-  if (options.delete) throw new CliError('--delete needs a folder (and no --change Deleted)', EXIT_CODES.usage);
+  if (options.delete) throw new CliError('--delete needs a folder (and no --change Deleted)', EXIT.usage);
   const items = await uploadItems(target, options, change);
   const hint = applicationFolderHint(
     options.module,
@@ -102,7 +102,7 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
         `${JSON.stringify({ ok: true, module: options.module, change, dryRun: false, results: [] }, null, 2)}\n`,
       );
     else process.stdout.write(`nothing to upload in ${target}\n`);
-    return EXIT_CODES.ok;
+    return EXIT.ok;
   }
   const sizes = await Promise.all(
     items.map(async (item) =>
@@ -162,7 +162,7 @@ async function dryRun(
     process.stdout.write(
       `${JSON.stringify({ ok: true, module: options.module, change, dryRun: true, ...(hint ? { hint } : {}), results }, null, 2)}\n`,
     );
-    return EXIT_CODES.ok;
+    return EXIT.ok;
   }
   if (hint) process.stderr.write(`ack: ${hint}\n`);
   for (const p of planned)
@@ -173,7 +173,7 @@ async function dryRun(
   process.stdout.write(
     `dry run: ${planned.length} file${planned.length === 1 ? '' : 's'}, ${formatBytes(total)}, to ${urls.join(', ')}; nothing was sent\n`,
   );
-  return EXIT_CODES.ok;
+  return EXIT.ok;
 }
 
 function printUpload(r: UploadResult, change: ChangeType, several: boolean): void {
@@ -287,7 +287,7 @@ export function registerSync(program: Command): void {
         async (dir: string, options: WatchOptions) => {
           const root = path.resolve(dir);
           const stat = await fs.promises.stat(root).catch(() => undefined);
-          if (!stat?.isDirectory()) throw new CliError(`not a folder: ${dir}`, EXIT_CODES.usage);
+          if (!stat?.isDirectory()) throw new CliError(`not a folder: ${dir}`, EXIT.usage);
           // The watcher (chokidar) loads only for `sync watch`: `sync upload` starts without it.
           const { watchFolder } = await import('./remote/watch.js');
           return watchFolder({

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { loadHostSettings } from '../settings/load.js';
 import { createHostPaths } from '../paths/host-paths.js';
 import { moduleJsonPath, readModuleJson } from '../modules/module-json.js';
-import { isPlainModuleID } from '../contract-sync/targets.js';
+import { isPlainModuleID } from '../modules/module-id.js';
 
 /**
  * `AppSettings:IsConfigurationWatching` in the primary (docs/scale-out.md): watches the folders of

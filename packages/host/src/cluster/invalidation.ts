@@ -5,7 +5,7 @@ import type { ContractChangeEvent } from '../modules/contract.js';
  * The host's bus between the workers of `ack serve --workers N` (docs/scale-out.md). In a worker,
  * every publication also goes to the primary, which passes it to the other workers, where
  * subscribers hear it with origin `peer`. It is the host's own transport, not a module service:
- * modules hear contract changes through `contractChanges` (modules/contract-changes.ts), which
+ * modules hear contract changes through `contractChanges` (cluster/contract-changes.ts), which
  * travels on it. `contract-change`: a contract file was written or removed; `sign-out`: an
  * authentication cookie was signed out and is refused until its expiry (sign-in/revocations.ts).
  */

@@ -7,18 +7,14 @@ import type { Logger } from '../logging/logger.js';
 import { checkNoSymlinkEscape } from '../paths/contained-path.js';
 import { ProblemError, sendProblem } from '../http/problem.js';
 import { hostProblems, type ProblemCode } from '../http/problem-codes.js';
-import type { FormFields } from '../fs/receive-upload.js';
-import type { UploadFlow } from '../fs/upload-flow.js';
-import { checkHostAccessID } from './host-access.js';
+import type { FormFields } from '../uploads/receive-upload.js';
+import type { UploadFlow } from '../uploads/upload-flow.js';
+import { checkHostAccessID } from '../guards/host-access.js';
 import { countOutcomes } from '../metrics/count-outcomes.js';
 import fs from 'node:fs/promises';
-import {
-  contractSyncTargets,
-  isPlainModuleID,
-  parseChangeType,
-  parseContractType,
-  type ContractSyncTarget,
-} from './targets.js';
+import { contractSyncTargets, parseContractType, type ContractSyncTarget } from './targets.js';
+import { parseChangeType } from '../modules/change-type.js';
+import { isPlainModuleID } from '../modules/module-id.js';
 
 const bad = (problem: ProblemCode & { status: 400 }, detail: string) =>
   new ProblemError({ status: problem.status, code: problem.code, detail });

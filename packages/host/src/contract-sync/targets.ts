@@ -14,23 +14,10 @@ export const CONTRACT_TYPES = [
 ] as const;
 export type ContractType = (typeof CONTRACT_TYPES)[number];
 
-export type ChangeType = 'Created' | 'Changed' | 'Deleted';
-
-/** `Created`, `Changed` or `Deleted` in any case; undefined for anything else. */
-export function parseChangeType(value: string | undefined): ChangeType | undefined {
-  const v = value?.trim().toLowerCase();
-  return v === 'created' ? 'Created' : v === 'changed' ? 'Changed' : v === 'deleted' ? 'Deleted' : undefined;
-}
-
 /** One of the eight contract types in any case (lower-cased), else undefined. */
 export function parseContractType(value: string | undefined): ContractType | undefined {
   const v = value?.trim().toLowerCase();
   return (CONTRACT_TYPES as readonly string[]).includes(v ?? '') ? (v as ContractType) : undefined;
-}
-
-/** A module id is a plain folder name: never a path, never `.` or `..`. */
-export function isPlainModuleID(value: string): boolean {
-  return /^[A-Za-z0-9_.-]+$/.test(value) && value !== '.' && value !== '..';
 }
 
 export interface ContractSyncTarget {

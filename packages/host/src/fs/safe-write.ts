@@ -1,3 +1,5 @@
+// Why this file is long: staging, the atomic rename, fsync of files and folders and the clean-up
+// of temporaries are one protocol (docs/reliability.md); each step relies on the others' order.
 import { createHash, randomBytes } from 'node:crypto';
 import fsCallback, { type Stats } from 'node:fs';
 import fs from 'node:fs/promises';

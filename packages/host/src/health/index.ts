@@ -1,4 +1,4 @@
-import type { RawHandler } from '../modules/contract.js';
+import type { RawHandler } from '../http/exchange.js';
 import type { HealthSettings } from '../settings/schema.js';
 import type { SharedSessionStore } from '../session/store-base.js';
 import type { Logger } from '../logging/logger.js';

@@ -1,4 +1,4 @@
-import type { RawResponse } from '../modules/contract.js';
+import type { RawResponse } from './exchange.js';
 import { hostProblems } from './problem-codes.js';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 
@@ -104,3 +104,10 @@ export function sendProblem(res: RawResponse, problem: Problem, method = 'GET'):
   if (usable.headers?.['Cache-Control'] === undefined) res.setHeader('Cache-Control', 'no-store');
   res.end(method === 'HEAD' ? undefined : body);
 }
+
+/** The answer to a path that is not `wellFormed`, wherever it is found (the edge, or a decoder's URIError). */
+export const MALFORMED_URL_PROBLEM: Problem = {
+  status: 400,
+  code: hostProblems.REQUEST_BAD_ENCODING.code,
+  detail: 'The URL has a malformed percent-encoding.',
+};

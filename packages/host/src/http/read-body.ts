@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import type { Request, RequestHandler } from 'express';
 import { ProblemError } from './problem.js';
 import { hostProblems } from './problem-codes.js';
+import { BodyCounter } from './body-bound.js';
 
 /**
  * The one reader of request bodies for JSON and form routes (docs/pipeline.md "Request bodies").
@@ -12,15 +13,6 @@ import { hostProblems } from './problem-codes.js';
  * answer for a declared length over it) and past the route's own limit 413
  * `request.entity_too_large`, in both cases at once, without reading the rest.
  */
-
-/** The 413 for a body over `Kestrel:Limits:MaxRequestBodySize`, however it was sent. */
-export function bodyTooLarge(maxBodyBytes: number): ProblemError {
-  return new ProblemError({
-    status: 413,
-    code: hostProblems.REQUEST_BODY_TOO_LARGE.code,
-    detail: `The request body is over ${maxBodyBytes} bytes (Kestrel:Limits:MaxRequestBodySize).`,
-  });
-}
 
 export interface ReadBodyOptions {
   /** The route's own limit in bytes (of the decoded body). */
@@ -68,7 +60,7 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Rea
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
-    let sent = 0;
+    const counter = new BodyCounter(options.maxBodyBytes);
     let decoded = 0;
     let settled = false;
     const finish = (err: unknown, body?: Buffer) => {
@@ -79,10 +71,8 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Rea
       req.off('close', onClose);
       decoder?.destroy();
       if (err) {
-        if (!req.complete) {
-          if (!res.headersSent) res.setHeader('Connection', 'close');
-          req.resume(); // discarded, never buffered
-        }
+        // Discarded, never buffered; the connection guard closes the connection after the answer.
+        if (!req.complete) req.resume();
         return reject(err);
       }
       resolve(body!);
@@ -101,9 +91,8 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Rea
       chunks.push(chunk);
     };
     const onData = (chunk: Buffer) => {
-      sent += chunk.length;
-      if (options.maxBodyBytes !== null && sent > options.maxBodyBytes)
-        return finish(bodyTooLarge(options.maxBodyBytes));
+      const refused = counter.add(chunk.length);
+      if (refused) return finish(refused);
       if (decoder) {
         if (!decoder.write(chunk)) req.pause();
       } else take(chunk);

@@ -1,36 +1,26 @@
+// Why this file is long: `Listeners` opens every endpoint (HTTP/1.1, HTTPS with HTTP/2, the
+// development-certificate listener), reloads certificates and closes them in the stop order; the
+// parts share the servers' state, and splitting the class would pass that state around instead.
 import http from 'node:http';
 import { AckServerResponse } from '../http/response-head/response.js';
 import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type tls from 'node:tls';
-import type { Duplex } from 'node:stream';
 import type { HostSettings } from '../settings/schema.js';
 import { SettingsError } from '../settings/load.js';
 import type { HostPaths } from '../paths/host-paths.js';
 import type { Logger } from '../logging/logger.js';
 import type { Upgrades } from '../websocket/index.js';
-import { AckIncomingMessage } from '../websocket/upgrade-offer.js';
+import { AckIncomingMessage } from '../http/upgrade-offer.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { AckHttp2Response, HTTP2_SERVER_CLASSES, MAX_HEADER_BYTES } from '../pipeline/http2-adapter.js';
 import { planDevCertEndpoint, planKestrelEndpoints, type EndpointPlan, type Protocols } from './endpoints.js';
 import { loadCertificate, watchCertificate, type LoadedCertificate } from './certificates.js';
 import { createDevCertificate, devCertificateFiles, hasDevCertificate } from './dev-cert.js';
 import type { ConnectionGuard } from './connection-guard.js';
+import type { RequestHandlers } from '../pipeline/phases.js';
 import type { Http2StreamEntry } from '../pipeline/http2-stream-lane.js';
-
-/**
- * The host's entries into its one pipeline: HTTP/1.1 objects, HTTP/2 streams the raw phases answer
- * on the stream API, and HTTP/2 compatibility objects for the rest.
- */
-export interface RequestHandlers {
-  http1(req: http.IncomingMessage, res: http.ServerResponse): void;
-  /** Takes an HTTP/2 stream (true) or leaves it to `http2` (false): pipeline/http2-stream-lane.ts. */
-  http2Stream?: Http2StreamEntry;
-  http2(req: http2.Http2ServerRequest, res: AckHttp2Response): void;
-  /** A request Node's HTTP/1.1 parser refused (`clientError`); unset leaves Node's own answer. */
-  clientError?(err: Error, socket: Duplex): void;
-}
 
 export interface ListenOptions {
   /** Default: `AppSettings:ServerPort` (8421). 0 picks a free port. */

@@ -1,8 +1,8 @@
 import type { InvalidationBus } from '../cluster/invalidation.js';
-import type { UploadFlow } from '../fs/upload-flow.js';
+import type { UploadFlow } from '../uploads/upload-flow.js';
 import type { Logger } from '../logging/logger.js';
 import type { LoadedModule } from '../modules/load-modules.js';
-import type { HostFailureThrottle } from '../pipeline/edge/failure-throttle.js';
+import type { HostFailureThrottle } from '../guards/failure-throttle.js';
 import type { SessionState } from '../session/create-session.js';
 import type { Upgrades } from '../websocket/index.js';
 import type { Tracing } from '../tracing/index.js';

@@ -1,4 +1,4 @@
-import type { Capability } from '../modules/contract.js';
+import type { Capability } from '../http/exchange.js';
 
 // The route labels the host itself gives (docs/operations.md "Metrics"); modules' are their ids.
 export const EDGE: Capability = { route: 'edge' };

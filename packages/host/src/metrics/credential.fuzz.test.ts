@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '../test-support/index.js';
-import { checkHostAccessID } from '../contract-sync/host-access.js';
+import { checkHostAccessID } from '../guards/host-access.js';
 import { presentedHostAccessID } from './operations.js';
 
 // The credential of /diagnostics and /metrics (docs/operations.md): whatever the hostAccessID and

@@ -4,7 +4,8 @@ import { EDGE } from './capability.js';
 import type { StoreCallOutcome } from '../session/store-base.js';
 import { problemCodeOf } from '../http/problem.js';
 import { histogramFamily, valueFamily, type HistogramCell, type ValueCell } from './cells.js';
-import type { Capability, HostCounters, RawRequest, RawResponse } from '../modules/contract.js';
+import type { HostCounters } from '../modules/contract.js';
+import type { Capability, RawRequest, RawResponse } from '../http/exchange.js';
 
 /**
  * The host's Prometheus metrics (docs/operations.md "Metrics"): the OpenTelemetry HTTP server

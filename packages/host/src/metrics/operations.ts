@@ -5,7 +5,7 @@ import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import { sendProblem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
-import { checkHostAccessID } from '../contract-sync/host-access.js';
+import { checkHostAccessID } from '../guards/host-access.js';
 
 /**
  * The original host's operations endpoints (docs/operations.md "Operations endpoints"):

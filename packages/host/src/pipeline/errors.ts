@@ -1,11 +1,10 @@
-import type { RawRequest, RawResponse } from '../modules/contract.js';
+import type { RawRequest, RawResponse } from '../http/exchange.js';
 import type { Logger } from '../logging/logger.js';
 import { PreparedHead } from '../http/response-head/prepared-head.js';
 import { writePreparedHead } from '../http/response-head/response.js';
-import { isWellFormedProblem, ProblemError, sendProblem } from '../http/problem.js';
+import { isWellFormedProblem, MALFORMED_URL_PROBLEM, ProblemError, sendProblem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
-import { MALFORMED_URL_PROBLEM } from './edge/request-path.js';
 import { NOT_FOUND } from '../metrics/capability.js';
 
 /** True for requests that expect an API answer (problem+json) rather than a page. */

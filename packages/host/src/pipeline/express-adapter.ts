@@ -86,7 +86,7 @@ const settleCookies = (req: object, value: unknown) =>
 /**
  * `req.cookies` for modules, parsed by cookie-parser the first time a request's is read: most
  * requests never read it, and a signed-in browser sends large cookies (the sign-in phase reads the
- * authentication cookie alone, sign-in/cookie-value.ts). Set on the request prototypes once, so
+ * authentication cookie alone, keys/cookie-value.ts). Set on the request prototypes once, so
  * that nothing is done per request until a module asks.
  */
 const cookiesWhenRead: PropertyDescriptor = {

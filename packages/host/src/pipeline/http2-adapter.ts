@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import http2 from 'node:http2';
 import type { Express } from 'express';
-import type { AckRequest } from '../modules/contract.js';
+import type { AckRequest } from '../http/exchange.js';
 import {
   AckServerResponse,
   addOwedHeaders,
@@ -9,7 +9,7 @@ import {
   type OwesEdgeHeaders,
 } from '../http/response-head/response.js';
 import type { EdgeHeaders } from '../http/response-head/prepared-head.js';
-import { AckIncomingMessage } from '../websocket/upgrade-offer.js';
+import { AckIncomingMessage } from '../http/upgrade-offer.js';
 
 /**
  * HTTP/2 requests in the host's one pipeline (docs/protocols.md). Node's compatibility objects

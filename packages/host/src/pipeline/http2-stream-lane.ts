@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ServerHttp2Stream } from 'node:http2';
-import type { RawHandler, RawRequest, RawResponse } from '../modules/contract.js';
+import type { RawHandler, RawRequest, RawResponse } from '../http/exchange.js';
 import type { Edge } from './edge/index.js';
 import { sendNotFound } from './errors.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './http2-adapter.js';

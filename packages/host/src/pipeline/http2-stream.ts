@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Http2Session, ServerHttp2Stream } from 'node:http2';
-import type { RawRequest, RawResponse, RequestContext } from '../modules/contract.js';
+import type { RawRequest, RawResponse, RequestContext } from '../http/exchange.js';
 import {
   addOwedHeaders,
   EDGE_HEADERS_OWED,

@@ -1,26 +1,19 @@
 import type http from 'node:http';
+import type http2 from 'node:http2';
+import type { Duplex } from 'node:stream';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import compression from 'compression';
-import type {
-  AckRequest,
-  Capability,
-  ModuleRoutes,
-  ModuleUpgrade,
-  RawHandler,
-  RawRequest,
-  RawResponse,
-} from '../modules/contract.js';
+import type { ModuleRoutes, ModuleUpgrade } from '../modules/contract.js';
+import type { AckRequest, Capability, RawHandler, RawRequest, RawResponse } from '../http/exchange.js';
 import type { LoadedModule } from '../modules/load-modules.js';
-import type { RequestHandlers } from '../lifecycle/listeners.js';
 import { sendProblem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
-import { upgradeRequiredRoutes } from '../websocket/index.js';
 import type { Edge } from './edge/index.js';
 import type { PhaseHandler } from './run-handlers.js';
 import { sendNotFound } from './errors.js';
-import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES } from './http2-adapter.js';
+import { adaptHttp2, headerListBytes, MAX_HEADER_BYTES, type AckHttp2Response } from './http2-adapter.js';
 import { createHttp1Express, createHttp2Express, handToExpress } from './express-adapter.js';
-import { createHttp2StreamLane } from './http2-stream-lane.js';
+import { createHttp2StreamLane, type Http2StreamEntry } from './http2-stream-lane.js';
 
 /** Answers an error with the host's one error responder (pipeline/errors.ts). */
 export type RespondError = (err: unknown, req: RawRequest, res: RawResponse) => void;
@@ -68,6 +61,19 @@ export function collectRaw(modules: readonly LoadedModule[], phase: 'public' | '
       return handler(req, res, next);
     });
   });
+}
+
+/**
+ * The host's entries into its one pipeline: HTTP/1.1 objects, HTTP/2 streams the raw phases answer
+ * on the stream API, and HTTP/2 compatibility objects for the rest.
+ */
+export interface RequestHandlers {
+  http1(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** Takes an HTTP/2 stream (true) or leaves it to `http2` (false): pipeline/http2-stream-lane.ts. */
+  http2Stream?: Http2StreamEntry;
+  http2(req: http2.Http2ServerRequest, res: AckHttp2Response): void;
+  /** A request Node's HTTP/1.1 parser refused (`clientError`); unset leaves Node's own answer. */
+  clientError?(err: Error, socket: Duplex): void;
 }
 
 /**
@@ -188,4 +194,22 @@ function rawPhases(
 function routeMatcher(routes: readonly ModuleRoutes[]): (folded: string) => boolean {
   const routePrefixes = routes.map((r) => r.mount.replace(/\/+$/, '').toLowerCase());
   return (p) => routePrefixes.some((prefix) => p === prefix || p.startsWith(prefix + '/'));
+}
+
+/** A plain request (no `Upgrade`) at a socket's path: 426, naming the protocol to upgrade to. */
+export function upgradeRequiredRoutes(upgrades: readonly ModuleUpgrade[]): ModuleRoutes[] {
+  return upgrades.map((u) => ({
+    mount: u.path,
+    handler: (req, res) =>
+      sendProblem(
+        res,
+        {
+          status: 426,
+          code: hostProblems.WEBSOCKET_UPGRADE_REQUIRED.code,
+          detail: 'This path is a WebSocket: open it with an Upgrade: websocket request.',
+          headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
+        },
+        req.method,
+      ),
+  }));
 }

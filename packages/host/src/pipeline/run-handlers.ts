@@ -1,4 +1,4 @@
-import type { Next, RawRequest, RawResponse } from '../modules/contract.js';
+import type { Next, RawRequest, RawResponse } from '../http/exchange.js';
 
 /** A raw phase over the request and response types of one entry (a `RawHandler` fits every entry). */
 export type PhaseHandler<Req, Res> = (req: Req, res: Res, next: Next) => void | Promise<void>;

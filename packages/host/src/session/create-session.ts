@@ -15,10 +15,10 @@ import {
   type PostgreSqlConnection,
   type SqlConnection,
   type SqlServerConnection,
-} from './connection-string.js';
+} from '../settings/connection-string.js';
 import type * as SqlStore from './sql-store.js';
 import { describeError, type SharedSessionStore } from './store-base.js';
-import { ownCookieHeader } from '../sign-in/cookie-value.js';
+import { ownCookieHeader } from '../keys/cookie-value.js';
 
 export interface SessionState {
   /** The one session middleware: both Express applications and WebSocket upgrades run it. */

@@ -1,7 +1,7 @@
 import { createClient } from 'redis';
 import type { Logger } from '../logging/logger.js';
 import { SharedSessionStore } from './store-base.js';
-import type { RedisConnection } from './connection-string.js';
+import type { RedisConnection } from '../settings/connection-string.js';
 
 /**
  * Sessions as Redis strings `prefix + sid` with a PX time-to-live: Redis itself never returns an

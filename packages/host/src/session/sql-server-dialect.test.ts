@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseSqlServerConnectionString } from './connection-string.js';
+import { parseSqlServerConnectionString } from '../settings/connection-string.js';
 import { SqlSessionStore, sqlServerKnexConnection } from './sql-store.js';
 
 // No SQL Server runs on the development machines or CI: the SqlServer store is verified by the

@@ -2,7 +2,7 @@ import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logging/logger.js';
 import { redactSecretsInText } from '../settings/redact.js';
 import { SharedSessionStore } from './store-base.js';
-import type { MySqlConnection, PostgreSqlConnection, SqlServerConnection } from './connection-string.js';
+import type { MySqlConnection, PostgreSqlConnection, SqlServerConnection } from '../settings/connection-string.js';
 
 export type SqlDialect = 'mysql2' | 'pg' | 'mssql';
 

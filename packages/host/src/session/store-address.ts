@@ -4,7 +4,7 @@ import {
   parsePostgreSqlConnectionString,
   parseRedisConnectionString,
   parseSqlServerConnectionString,
-} from './connection-string.js';
+} from '../settings/connection-string.js';
 
 /** Where a shared session store is, as start-up would connect to it: for `ack check --connect`. */
 export interface SessionStoreAddress {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import {
   canonicalKey,
-  canonicalize,
+  readAsDotNet,
   childSchema,
   describeExpected,
   kindOf,
@@ -133,10 +133,10 @@ function convert(text: string, schema: z.ZodType | undefined): Converted {
       return fail();
     case 'string':
     case 'enum':
-      return { value: canonicalize(text, schema) };
+      return { value: readAsDotNet(text, schema) };
     case 'union': {
       const kinds = unionOptions(schema).map(kindOf);
-      if (kinds.includes('string') || kinds.includes('enum')) return { value: canonicalize(text, schema) };
+      if (kinds.includes('string') || kinds.includes('enum')) return { value: readAsDotNet(text, schema) };
       if (kinds.includes('number')) return convert(text, unionOptions(schema)[kinds.indexOf('number')]);
       return fail();
     }

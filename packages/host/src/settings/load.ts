@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { HostSettingsSchema, type HostSettings } from './schema.js';
 import { JsonFileError, readJsonFile, type JsonFile } from './json-file.js';
 import { applyEnvOverrides } from './env-overrides.js';
-import { canonicalize, describeExpected, schemaAt } from './schema-walk.js';
+import { readAsDotNet, describeExpected, schemaAt } from './schema-walk.js';
 import { isSecretKey, redactSecretsInText } from './redact.js';
 import { describeUnknownKeys, findUnknownKeys } from './unknown-keys.js';
 import { sessionStoreProblems } from './session-store.js';
@@ -52,7 +52,7 @@ export function loadHostSettings(appDir: string, env: NodeJS.ProcessEnv = proces
       `${file}: expected a JSON object at the top level, got ${describeInput(json.value, false)}`,
     );
   }
-  const raw = canonicalize(json.value, HostSettingsSchema) as Record<string, unknown>;
+  const raw = readAsDotNet(json.value, HostSettingsSchema) as Record<string, unknown>;
   // Every key of AppSettings is this host's; other sections (Kestrel, Serilog) carry keys for other
   // readers, so there only a key close to a known one is pointed out.
   const unknown = findUnknownKeys(raw, HostSettingsSchema, {

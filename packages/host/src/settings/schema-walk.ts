@@ -160,7 +160,7 @@ export interface CanonicalizeOptions {
  * and numbers to values. Works on parsed JSON; the last of two keys that differ only in case wins,
  * as in .NET.
  */
-export function canonicalize(value: unknown, schema: Schema | undefined, options: CanonicalizeOptions = {}): unknown {
+export function readAsDotNet(value: unknown, schema: Schema | undefined, options: CanonicalizeOptions = {}): unknown {
   if (!schema) return value;
   const ignoreCase = options.ignoreCase ?? true;
   const kind = kindOf(schema);
@@ -180,7 +180,7 @@ export function canonicalize(value: unknown, schema: Schema | undefined, options
   if (typeof value === 'string' && kind === 'number' && NUMBER_TEXT.test(value.trim())) return Number(value.trim());
   if (Array.isArray(value)) {
     const element = childSchema(schema, 0);
-    return value.map((v) => canonicalize(v, element, options));
+    return value.map((v) => readAsDotNet(v, element, options));
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
@@ -193,7 +193,7 @@ export function canonicalize(value: unknown, schema: Schema | undefined, options
         ignoreCase || isRecord || !known || known.includes(k) || takesAnyKey(schema)
           ? childSchema(schema, k)
           : undefined;
-      out[k] = canonicalize(v, child, options);
+      out[k] = readAsDotNet(v, child, options);
     }
     return out;
   }

@@ -4,7 +4,7 @@ import {
   parsePostgreSqlConnectionString,
   parseRedisConnectionString,
   parseSqlServerConnectionString,
-} from '../session/connection-string.js';
+} from './connection-string.js';
 import type { SessionStateSettings } from './schema.js';
 
 type SharedStore = Exclude<SessionStateSettings['CacheType'], 'Memory'>;

@@ -6,7 +6,7 @@ import type { Logger } from '../logging/logger.js';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { createAuthTicketReader, signAuthTicket } from './auth-cookie.js';
-import { cookieValue } from './cookie-value.js';
+import { cookieValue } from '../keys/cookie-value.js';
 import { createRevocationList, type RevocationList } from './revocations.js';
 import { computeSignExpiry } from './expiry.js';
 import { PROFILE_FIELDS, toUserAccount, type SignInAccount, type UserAccount } from './user-account.js';

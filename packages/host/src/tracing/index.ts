@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { HostTraces, RawRequest, RawResponse, TraceIds } from '../modules/contract.js';
+import type { HostTraces } from '../modules/contract.js';
+import type { RawRequest, RawResponse, TraceIds } from '../http/exchange.js';
 import type { Logger } from '../logging/logger.js';
 import { formatTraceparent, parseTraceparent, parseTracestate } from './trace-context.js';
 import { createSpanExport, OTEL_PACKAGES, type HostSpan, type SpanExport } from './otlp-export.js';

@@ -5,13 +5,13 @@ import type { EventEmitter } from 'node:events';
 import type * as Ws from 'ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { RequestHandler } from 'express';
-import type { ModuleRoutes, ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
+import type { ModuleUpgrade, UpgradeRequest } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { Edge } from '../pipeline/edge/index.js';
 import { createIpAllowList } from '../pipeline/edge/ip-allow-list.js';
-import { parseRequestPath } from '../pipeline/edge/request-path.js';
-import { problemBody, sendProblem, type Problem } from '../http/problem.js';
+import { parseRequestPath } from '../http/request-path.js';
+import { problemBody, type Problem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { parseTimeSpanMs } from '../settings/time-span.js';
 import { createUpgradeDecider } from './rules.js';
@@ -212,24 +212,6 @@ export function createUpgrades(options: UpgradeOptions): Upgrades {
       wsServer?.close();
     },
   };
-}
-
-/** A plain request (no `Upgrade`) at a socket's path: 426, naming the protocol to upgrade to. */
-export function upgradeRequiredRoutes(upgrades: readonly ModuleUpgrade[]): ModuleRoutes[] {
-  return upgrades.map((u) => ({
-    mount: u.path,
-    handler: (req, res) =>
-      sendProblem(
-        res,
-        {
-          status: 426,
-          code: hostProblems.WEBSOCKET_UPGRADE_REQUIRED.code,
-          detail: 'This path is a WebSocket: open it with an Upgrade: websocket request.',
-          headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
-        },
-        req.method,
-      ),
-  }));
 }
 
 /** Answers a refused upgrade with a problem body (no upgrade happens) and ends the connection. */

@@ -1,4 +1,4 @@
-import { originMatcher } from '../pipeline/edge/cors-policy.js';
+import { originMatcher } from '../guards/origin-match.js';
 import type { Problem } from '../http/problem.js';
 import { hostProblems, type ProblemCode } from '../http/problem-codes.js';
 

@@ -1,4 +1,4 @@
-import { PROFILE_FIELDS, type SignInAccount } from '@ack/host';
+import { PROFILE_FIELDS, type SignInAccount } from '@ack/host/serving';
 
 /**
  * Validation of a development account (docs/wire-formats.md "Development account"): `UserID` a non-empty string,

@@ -1,5 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { ProblemError, safeLocalReturnUrl } from '@ack/host';
+import { ProblemError } from '@ack/host';
+import { safeLocalReturnUrl } from '@ack/host/serving';
 import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { checkDevAccount, type FieldError } from './account.js';
@@ -11,8 +12,7 @@ import { checkDevAccount, type FieldError } from './account.js';
  */
 export function createDevSignInRouter(runtime: WwwrootRuntime): Router {
   const router = express.Router();
-  const app = runtime.ctx.settings.AppSettings;
-  if (!(app.IsEnabledDevAutoSignIn === true && app.RunningEnvironment === 'D')) return router;
+  if (!runtime.settings.host.devSignIn) return router;
 
   const signIn = runtime.ctx.host.signIn;
   const settingsFile = runtime.ctx.settingsFile;

@@ -32,7 +32,7 @@ export interface LiveReload {
 export function createLiveReload(runtime: WwwrootRuntime, catalog: SharedFileCatalog | undefined): LiveReload {
   const { ctx, settings } = runtime;
   const logger = ctx.logger.child('live-reload');
-  const contractRoot = path.join(settings.contractBasePath, ctx.settings.AppSettings.ApplicationID);
+  const contractRoot = path.join(settings.contractBasePath, settings.host.applicationId);
   const folders = [
     { root: contractRoot, prefix: `/${settings.contractRequestPath}/` },
     { root: settings.wwwrootBasePath, prefix: '/' },

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import { isInsideReal, realPathOf } from '../serving/containment.js';
 import { refuseSegments } from '../serving/url-path.js';
 

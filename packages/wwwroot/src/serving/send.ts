@@ -1,4 +1,5 @@
-import { sendProblem, setHeaderPairs, writePreparedHead, type RawRequest, type RawResponse } from '@ack/host';
+import { sendProblem, writePreparedHead, type RawRequest, type RawResponse } from '@ack/host';
+import { setHeaderPairs } from '@ack/host/serving';
 import { wwwrootProblems } from '../problem-codes.js';
 import type { Representation, Resource } from './representation.js';
 import { notModified, preconditionFailed } from './conditional.js';

@@ -1,4 +1,5 @@
-import { parseRequestPath, type RequestPath } from '@ack/host';
+import { type RequestPath } from '@ack/host';
+import { parseRequestPath } from '@ack/host/serving';
 
 /** The file-name segments a URL path names, or why it is refused (and with which status). */
 export type UrlPathResult =

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createHostPaths, loadHostSettings } from '@ack/host';
+import { createHostPaths, loadHostSettings } from '@ack/host/settings';
 import { useTestHosts } from '@ack/host/test-support';
 import { KNOWN_MODULE_CONFIG_KEYS, parseWwwrootSettings } from './module-settings.js';
 

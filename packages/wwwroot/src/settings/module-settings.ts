@@ -1,15 +1,15 @@
 import { z } from 'zod';
+import { SettingsError, type ModuleContext } from '@ack/host';
 import {
   describeUnknownKeys,
   findUnknownKeys,
   parseTimeSpanMs,
   readAsDotNet,
   readModuleJsonFile,
-  SettingsError,
   timeSpan,
-  type ModuleContext,
+  type AppSettings,
   type ModuleJsonFile,
-} from '@ack/host';
+} from '@ack/host/settings';
 
 /**
  * `module.json` of the wwwroot module (docs/wire-formats.md "module.json"; the original's shape: `ModuleID`, `Name`,
@@ -161,6 +161,25 @@ export interface WwwrootSettings {
   warnings: string[];
   /** How files are served (docs/static-files.md), from the host's `AppSettings`. */
   serving: ServingSettings;
+  /** The host's settings this module reads, read here once so that the module has one source of settings. */
+  host: HostSettingsRead;
+}
+
+/** The host's settings (appsettings.json) the wwwroot module reads. */
+export interface HostSettingsRead {
+  /** `AppSettings:ApplicationID`: the folder of this application's screens under the contract root. */
+  applicationId: string;
+  /** `AppSettings:IsEnabledDevAutoSignIn` in the development environment (`RunningEnvironment` D) only. */
+  devSignIn: boolean;
+  sqidsAlphabet: string;
+  withOrigins: readonly string[];
+  cookiePrefixName: string;
+  /** `AppSettings:Security:MaxContractSyncFileBytes`. */
+  maxFileBytes: number;
+  /** `Kestrel:Limits:MaxRequestBodySize`; null for none. */
+  maxBodyBytes: number | null;
+  /** What a transaction request names of the host (`SystemID`, `HostName`, ...; docs/helper-apis.md). */
+  transaction: Pick<AppSettings, 'HostName' | 'ProgramName' | 'RunningEnvironment' | 'SystemID'>;
 }
 
 export interface ServingSettings {
@@ -212,6 +231,21 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
       // Validated as a regular expression by the host's settings schema.
       immutable: app.StaticFileImmutablePattern ? new RegExp(app.StaticFileImmutablePattern, 'i') : undefined,
       compressFiles: app.UseResponseComression,
+    },
+    host: {
+      applicationId: app.ApplicationID,
+      devSignIn: app.IsEnabledDevAutoSignIn === true && app.RunningEnvironment === 'D',
+      sqidsAlphabet: app.SqidsAlphabet,
+      withOrigins: app.WithOrigins,
+      cookiePrefixName: app.CookiePrefixName,
+      maxFileBytes: app.Security.MaxContractSyncFileBytes,
+      maxBodyBytes: ctx.settings.Kestrel.Limits.MaxRequestBodySize,
+      transaction: {
+        HostName: app.HostName,
+        ProgramName: app.ProgramName,
+        RunningEnvironment: app.RunningEnvironment,
+        SystemID: app.SystemID,
+      },
     },
   };
 }

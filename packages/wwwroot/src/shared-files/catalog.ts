@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { describeUnknownKeys, findUnknownKeys, JsonFileError, readJsonFile, type JsonFile } from '@ack/host';
+import { describeUnknownKeys, findUnknownKeys, JsonFileError, readJsonFile, type JsonFile } from '@ack/host/settings';
 
 /**
  * The shared-file catalog (docs/wire-formats.md): `{ "items": [{ "requestPath", "hostFilePath" }] }`, read once

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { foldExactly, SettingsError, type RawHandler } from '@ack/host';
+import { SettingsError, type RawHandler } from '@ack/host';
+import { foldExactly } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { fixedBody, send, type FileStore } from '../serving/index.js';
 import { loadCatalog, MANIFEST_PATH, type SharedFileCatalog } from './catalog.js';

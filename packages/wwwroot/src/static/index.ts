@@ -14,7 +14,7 @@ import path from 'node:path';
  */
 export function createStaticHandlers(runtime: WwwrootRuntime, engine: ServingEngine): RawHandler[] {
   const { settings, ctx } = runtime;
-  const contractRoot = path.join(settings.contractBasePath, ctx.settings.AppSettings.ApplicationID);
+  const contractRoot = path.join(settings.contractBasePath, settings.host.applicationId);
   const mounts: Mount[] = [
     {
       prefix: settings.contractRequestPath

@@ -1,12 +1,6 @@
 import type { RequestHandler } from 'express';
-import {
-  ProblemError,
-  batchFormLimits,
-  type FormFieldValues,
-  type Logger,
-  type RealFolders,
-  type UploadFlow,
-} from '@ack/host';
+import { ProblemError, type Logger, type UploadFlow } from '@ack/host';
+import { batchFormLimits, type FormFieldValues, type RealFolders } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';
@@ -23,8 +17,8 @@ export function batchOffer(runtime: WwwrootRuntime) {
     path: '/wwwroot/api/sync/batch',
     maxFiles: BATCH_MAX_FILES,
     ...batchFormLimits(BATCH_MAX_FILES),
-    maxFileBytes: runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes,
-    maxBodyBytes: runtime.ctx.settings.Kestrel.Limits.MaxRequestBodySize,
+    maxFileBytes: runtime.settings.host.maxFileBytes,
+    maxBodyBytes: runtime.settings.host.maxBodyBytes,
   };
 }
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import { testAppSettings, useTestHosts, waitFor } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 import { basicAuth } from '../test-support/test-fixture.js';

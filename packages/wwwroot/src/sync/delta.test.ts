@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import {
   multipartBody,
   rawPost,

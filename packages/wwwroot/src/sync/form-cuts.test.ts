@@ -4,7 +4,7 @@ import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import {
   moduleFiles,
   multipartBody,

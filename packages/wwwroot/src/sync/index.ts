@@ -1,14 +1,6 @@
 import express, { type Router } from 'express';
-import {
-  countOutcomes,
-  parseChangeType,
-  sendProblem,
-  CONTRACT_TYPES,
-  type Logger,
-  type ChangeType,
-  type UploadFlow,
-  type UploadOutcome,
-} from '@ack/host';
+import { sendProblem, type Logger, type ChangeType, type UploadFlow } from '@ack/host';
+import { countOutcomes, parseChangeType, CONTRACT_TYPES, type UploadOutcome } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { wwwrootProblems } from '../problem-codes.js';
 import { verifySyncToken, type TokenVerdict } from './basic-token.js';
@@ -70,7 +62,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   const logger = runtime.ctx.logger.child('sync');
   const flow = runtime.ctx.host.createUploadFlow({
     codePrefix: wwwrootProblems.SYNC.prefix,
-    maxFileBytes: runtime.ctx.settings.AppSettings.Security.MaxContractSyncFileBytes,
+    maxFileBytes: runtime.settings.host.maxFileBytes,
     notAFileDetail: 'filePath names a folder, not a file.',
   });
   void sweepContractFolders(runtime, flow, logger);

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { isTemporaryFileName, resolveContainedPath } from '@ack/host';
+import { resolveContainedPath } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { batchOffer } from './batch.js';
 import type { DigestCache, ListedFile } from './digest-cache.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { moduleJsonPath, readModuleJson } from '@ack/host';
+import { moduleJsonPath, readModuleJson } from '@ack/host/settings';
 import type { WwwrootRuntime } from '../runtime.js';
 
 /**

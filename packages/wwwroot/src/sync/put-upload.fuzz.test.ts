@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import {
   createTestHome,
   fuzzOptions,

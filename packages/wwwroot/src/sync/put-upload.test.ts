@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import http2 from 'node:http2';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import { rawConnection, testAppSettings, useTestHosts, waitFor, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 

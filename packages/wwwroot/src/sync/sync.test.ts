@@ -4,7 +4,8 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isTemporaryFileName, type AckModuleFactory } from '@ack/host';
+import { type AckModuleFactory } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import { testAppSettings, useTestHosts, waitFor, type TestHome, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 

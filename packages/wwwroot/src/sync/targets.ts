@@ -1,13 +1,12 @@
 import type { Request } from 'express';
+import { ProblemError, resolveContainedPath } from '@ack/host';
 import {
-  ProblemError,
   checkNoSymlinkEscape,
   fileSystemProblem,
   parseContractType,
-  resolveContainedPath,
   type ProblemCode,
   type RealFolders,
-} from '@ack/host';
+} from '@ack/host/serving';
 import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { contractFolderOf } from './module-folders.js';

@@ -4,7 +4,7 @@ import http2 from 'node:http2';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import {
   createTestHome,
   fuzzOptions,

@@ -1,6 +1,6 @@
 import { basicAuthorization } from './credentials.js';
 import { baseUrl, request, type RequestSettings } from './http.js';
-import { EXIT_CODES } from './exit-codes.js';
+import { EXIT } from '../../exit-codes.js';
 import type { BatchOffer } from './listing-client.js';
 import type { DeltaPlan, LocalFile } from './delta-plan.js';
 import type { Outcome } from './outcome.js';
@@ -111,7 +111,7 @@ async function sendBatch(
   const failedAlone: PushResult[] = unreadable.map(({ file, error }) => ({
     url: baseUrl(url),
     ok: false,
-    exit: EXIT_CODES.failed,
+    exit: EXIT.failed,
     error: `cannot read the local file: ${error.message}`,
     path: file.remotePath,
     file: file.file,
@@ -155,7 +155,7 @@ function batchResults(
       ...outcome,
       url: baseUrl(url),
       ok: false,
-      exit: outcome.ok ? EXIT_CODES.failed : outcome.exit,
+      exit: outcome.ok ? EXIT.failed : outcome.exit,
       error,
       path: e.path,
       file: e.file,
@@ -170,24 +170,24 @@ function batchResults(
       return {
         ...base,
         ok: false,
-        exit: r.status === 413 || r.status === 400 ? EXIT_CODES.usage : EXIT_CODES.failed,
+        exit: r.status === 413 || r.status === 400 ? EXIT.usage : EXIT.failed,
         error: `${baseUrl(url)} answered ${r.status} (${[r.code, r.detail].filter(Boolean).join(': ')})`,
       };
     if (e.sha256 && r.sha256 !== e.sha256)
       return {
         ...base,
         ok: false,
-        exit: EXIT_CODES.failed,
+        exit: EXIT.failed,
         error: `${baseUrl(url)}: sha256 mismatch: the host stored ${r.sha256 ?? 'nothing'} (the file changed while it was sent?)`,
       };
     if (r.refresh && r.refresh.ok === false)
       return {
         ...base,
         ok: false,
-        exit: EXIT_CODES.failed,
+        exit: EXIT.failed,
         error: `${baseUrl(url)} stored the file, but the ${module} refresh failed: ${r.refresh.detail ?? 'no detail'}`,
       };
-    return { ...base, ok: true, exit: EXIT_CODES.ok, sha256: e.sha256 };
+    return { ...base, ok: true, exit: EXIT.ok, sha256: e.sha256 };
   });
 }
 

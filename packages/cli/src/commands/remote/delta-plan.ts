@@ -1,4 +1,4 @@
-import { CliError, EXIT_CODES } from './exit-codes.js';
+import { CliError, EXIT } from '../../exit-codes.js';
 import { hashFile, scanFolder, type ScannedFile } from './files.js';
 import { knowNothing, loadDigestCache, saveDigestCache, type KnownDigests } from './local-digests.js';
 import type { RequestSettings } from './http.js';
@@ -101,7 +101,7 @@ export async function scanLocal(root: string, prefix: string | undefined, rehash
     }));
     return { root, base, files, scannedAtMs, known };
   } catch (err) {
-    throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT_CODES.usage);
+    throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT.usage);
   }
 }
 
@@ -115,7 +115,7 @@ export async function hashMissing(files: readonly LocalFile[]): Promise<void> {
       }),
     16,
   ).catch((err: unknown) => {
-    throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT_CODES.usage);
+    throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT.usage);
   });
 }
 

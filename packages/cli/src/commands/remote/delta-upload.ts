@@ -1,4 +1,4 @@
-import { CliError, EXIT_CODES } from './exit-codes.js';
+import { CliError, EXIT } from '../../exit-codes.js';
 import { pushPlan, type PushResult } from './batch-push.js';
 import {
   noteSentDigests,
@@ -67,8 +67,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
           files.map((f) => f.remotePath),
         )
       : undefined;
-  if (token === '' && !options.dryRun)
-    throw new CliError('no sync token: set ACK_SYNC_TOKEN (or --token)', EXIT_CODES.usage);
+  if (token === '' && !options.dryRun) throw new CliError('no sync token: set ACK_SYNC_TOKEN (or --token)', EXIT.usage);
   if (hint) say(hint);
   if (!deltas) {
     say('no sync token: cannot compare with the hosts, so every file is listed');
@@ -250,7 +249,7 @@ function dryRunDelta(
         2,
       )}\n`,
     );
-    return EXIT_CODES.ok;
+    return EXIT.ok;
   }
   const several = deltas.length > 1;
   const anyListed = deltas.some((d) => d.listed);
@@ -272,7 +271,7 @@ function dryRunDelta(
     process.stdout.write(
       `dry run: ${plural(sent.length, 'file')}, ${formatBytes(total)}, to ${deltas.map((d) => d.url).join(', ')}; nothing was sent\n`,
     );
-    return EXIT_CODES.ok;
+    return EXIT.ok;
   }
   for (const d of deltas) {
     const c = counts(d);
@@ -281,5 +280,5 @@ function dryRunDelta(
       `dry run on ${d.url}: ${c.created} to create, ${c.changed} to change, ${c.deleted} to delete, ${c.unchanged} unchanged (${formatBytes(bytes)} to send); nothing was sent\n`,
     );
   }
-  return EXIT_CODES.ok;
+  return EXIT.ok;
 }

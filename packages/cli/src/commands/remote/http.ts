@@ -3,7 +3,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DEFAULT_RETRY, isRetryable, retryDelayMs, type RetryPolicy } from './retry.js';
 import { exitForStatus, type Outcome } from './outcome.js';
-import { EXIT_CODES } from './exit-codes.js';
+import { EXIT } from '../../exit-codes.js';
 
 export interface RequestSettings {
   retry: RetryPolicy;
@@ -147,14 +147,14 @@ export async function request(
           url,
           ok: false,
           error: `cannot read the local file: ${(err as Error).message}`,
-          exit: EXIT_CODES.failed,
+          exit: EXIT.failed,
         };
       }
       if (attempt < settings.retry.retries) {
         await sleep(retryDelayMs(attempt + 1, settings.retry));
         continue;
       }
-      return { url, ok: false, error: `cannot reach ${origin} (${reason})`, exit: EXIT_CODES.failed };
+      return { url, ok: false, error: `cannot reach ${origin} (${reason})`, exit: EXIT.failed };
     }
     const text = response.text;
     let body: unknown = text;
@@ -166,7 +166,7 @@ export async function request(
       }
     }
     const ok = response.status >= 200 && response.status < 300;
-    if (ok) return { url, ok: true, status: response.status, body, exit: EXIT_CODES.ok };
+    if (ok) return { url, ok: true, status: response.status, body, exit: EXIT.ok };
     if (isRetryable({ status: response.status }) && attempt < settings.retry.retries) {
       const retryAfter = response.headers['retry-after'];
       await sleep(retryDelayMs(attempt + 1, settings.retry, typeof retryAfter === 'string' ? retryAfter : null));

@@ -1,7 +1,7 @@
 import { basicAuthorization } from './credentials.js';
 import { baseUrl, request, type RequestSettings } from './http.js';
 import { joinRemote } from './path-mapping.js';
-import { EXIT_CODES } from './exit-codes.js';
+import { EXIT } from '../../exit-codes.js';
 import type { Outcome } from './outcome.js';
 
 // The client side of the sync listing (docs/wire-formats.md "Sync listing"): what a host holds
@@ -184,7 +184,7 @@ export async function fetchListing(
   } catch (err) {
     return {
       kind: 'failed',
-      outcome: { ...outcome, ok: false, exit: EXIT_CODES.failed, error: `${outcome.url}: ${(err as Error).message}` },
+      outcome: { ...outcome, ok: false, exit: EXIT.failed, error: `${outcome.url}: ${(err as Error).message}` },
     };
   }
 }

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { CliError, EXIT_CODES } from './exit-codes.js';
+import { CliError, EXIT } from '../../exit-codes.js';
 import { DEFAULT_RETRY } from './retry.js';
 import type { RequestSettings } from './http.js';
 
@@ -59,10 +59,10 @@ export function resolveUrls(options: RemoteOptions, env: NodeJS.ProcessEnv = pro
     try {
       parsed = new URL(u);
     } catch {
-      throw new CliError(`not a URL: ${u}${suggestion}`, EXIT_CODES.usage);
+      throw new CliError(`not a URL: ${u}${suggestion}`, EXIT.usage);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-      throw new CliError(`not an http(s) URL: ${u}${suggestion}`, EXIT_CODES.usage);
+      throw new CliError(`not an http(s) URL: ${u}${suggestion}`, EXIT.usage);
   }
   return [...new Set(urls.map((u) => u.replace(/\/+$/, '')))];
 }
@@ -83,7 +83,7 @@ export function requireSecret(
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   const secret = (value ?? env[envName] ?? '').trim();
-  if (secret === '') throw new CliError(`no ${what}: set ${envName} (or ${option})`, EXIT_CODES.usage);
+  if (secret === '') throw new CliError(`no ${what}: set ${envName} (or ${option})`, EXIT.usage);
   return secret;
 }
 
@@ -101,7 +101,7 @@ export function action<A extends unknown[]>(
       const code = await fn(...args);
       if (typeof code === 'number') process.exitCode = code;
     } catch (err) {
-      const exit = err instanceof CliError ? err.exitCode : EXIT_CODES.failed;
+      const exit = err instanceof CliError ? err.exitCode : EXIT.failed;
       const message = (err as Error).message;
       process.stderr.write(`ack: ${message}\n`);
       const command = args.findLast((a): a is Command => a instanceof Command);

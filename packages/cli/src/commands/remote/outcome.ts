@@ -1,4 +1,4 @@
-import { EXIT_CODES } from './exit-codes.js';
+import { EXIT } from '../../exit-codes.js';
 
 /** What one request to one host came to. `exit` is the exit code this outcome alone would give. */
 export interface Outcome {
@@ -15,16 +15,16 @@ export interface Outcome {
 /** Exit code for a set of outcomes: refused credentials beat bad input, which beats failure. */
 export function exitCodeFor(outcomes: Outcome[]): number {
   const codes = outcomes.filter((o) => !o.ok).map((o) => o.exit);
-  if (codes.length === 0) return EXIT_CODES.ok;
-  for (const code of [EXIT_CODES.refused, EXIT_CODES.usage, EXIT_CODES.failed]) if (codes.includes(code)) return code;
-  return EXIT_CODES.failed;
+  if (codes.length === 0) return EXIT.ok;
+  for (const code of [EXIT.refused, EXIT.usage, EXIT.failed]) if (codes.includes(code)) return code;
+  return EXIT.failed;
 }
 
 /** Exit code for an HTTP answer that is not 2xx. */
 export function exitForStatus(status: number): number {
-  if (status === 401 || status === 403) return EXIT_CODES.refused;
-  if (status === 400 || status === 413 || status === 415 || status === 422) return EXIT_CODES.usage;
-  return EXIT_CODES.failed;
+  if (status === 401 || status === 403) return EXIT.refused;
+  if (status === 400 || status === 413 || status === 415 || status === 422) return EXIT.usage;
+  return EXIT.failed;
 }
 
 /** One file's upload as the `--json` documents of `ack sync upload` list it (docs/sync.md). */

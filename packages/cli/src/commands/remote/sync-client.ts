@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { basicAuthorization, hostAccessHeader } from './credentials.js';
 import { baseUrl, request as requestEndpoint, type RequestSettings } from './http.js';
 import type { Outcome } from './outcome.js';
-import { EXIT_CODES } from './exit-codes.js';
+import { EXIT } from '../../exit-codes.js';
 import { multipartBody, multipartRequest, type FormPart, type MultipartBody, type SentFile } from './multipart-body.js';
 import { fileBody, type FileBody } from './file-body.js';
 
@@ -119,7 +119,7 @@ export async function syncUpload(
     return {
       ...outcome,
       ok: false,
-      exit: EXIT_CODES.failed,
+      exit: EXIT.failed,
       error: `${outcome.url}: sha256 mismatch: the host stored ${answer?.sha256 ?? 'nothing'} (the file changed while it was sent?)`,
     };
   }
@@ -127,7 +127,7 @@ export async function syncUpload(
     return {
       ...outcome,
       ok: false,
-      exit: EXIT_CODES.failed,
+      exit: EXIT.failed,
       error: `${outcome.url} stored the file, but the ${module} refresh failed: ${answer.refresh.detail ?? 'no detail'}`,
     };
   }
@@ -146,12 +146,12 @@ export async function checkSyncCredentials(url: string, token: string, settings:
     () => ({ headers: { Authorization: basicAuthorization(token) } }),
     settings,
   );
-  if (outcome.status === 400) return { ...outcome, ok: true, exit: EXIT_CODES.ok, error: undefined };
+  if (outcome.status === 400) return { ...outcome, ok: true, exit: EXIT.ok, error: undefined };
   if (outcome.status === 404)
     return {
       ...outcome,
       ok: false,
-      exit: EXIT_CODES.failed,
+      exit: EXIT.failed,
       error: `${outcome.url} has no sync API (is the wwwroot module loaded there?)`,
     };
   return outcome;

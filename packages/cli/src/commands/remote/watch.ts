@@ -8,7 +8,7 @@ import { isRetryable, retryDelayMs } from './retry.js';
 import { checkSyncCredentials, syncUpload, type ChangeType } from './sync-client.js';
 import { applicationFolderHint } from './path-mapping.js';
 import type { RequestSettings } from './http.js';
-import { CliError, EXIT_CODES } from './exit-codes.js';
+import { CliError, EXIT } from '../../exit-codes.js';
 import type { Outcome } from './outcome.js';
 import { noteSentDigests, planHosts, saveLocal, scanLocal } from './delta-plan.js';
 import { pushPlan } from './batch-push.js';
@@ -76,8 +76,8 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
       w.urls.map((url) => syncUpload(url, w.token, w.module, change, { file, remotePath, sha256 }, w.settings)),
     );
     const failed = outcomes.filter((o) => !o.ok);
-    if (failed.some((o) => o.exit === EXIT_CODES.refused))
-      throw new RefusedError(failed.find((o) => o.exit === EXIT_CODES.refused)!.error);
+    if (failed.some((o) => o.exit === EXIT.refused))
+      throw new RefusedError(failed.find((o) => o.exit === EXIT.refused)!.error);
     if (failed.length > 0) {
       const message = failed.map((o) => o.error).join('; ');
       throw failed.every(refusesTheFile) ? new FileRefusedError(message) : new Error(message);
@@ -106,7 +106,7 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
     retryDelay(rel, err, attempt) {
       if (err instanceof RefusedError) {
         say({ event: 'refused', error: err.message }, err.message, true);
-        finish(EXIT_CODES.refused);
+        finish(EXIT.refused);
         return undefined;
       }
       const message = (err as Error).message;
@@ -148,14 +148,14 @@ export async function watchFolder(w: WatchSettings): Promise<number> {
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   if (w.initial) {
     const code = await initialPush(w, say);
-    if (code !== EXIT_CODES.ok) {
+    if (code !== EXIT.ok) {
       await watcher.close();
       queue.close();
       return code;
     }
   }
   // Ready to stop before saying so: a Ctrl+C right after "watching" ends the watch cleanly.
-  const stop = () => finish(EXIT_CODES.ok);
+  const stop = () => finish(EXIT.ok);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   say(
@@ -192,7 +192,7 @@ async function initialPush(w: WatchSettings, say: Say): Promise<number> {
     sends.reduce((n, f) => n + f.size, 0),
     showProgress && sends.length > 0,
   );
-  let code: number = EXIT_CODES.ok;
+  let code: number = EXIT.ok;
   await Promise.all(
     hosts.map(async (h) => {
       if (h.failure) {
@@ -201,7 +201,7 @@ async function initialPush(w: WatchSettings, say: Say): Promise<number> {
           h.failure.error ?? `${h.url}: listing failed`,
           true,
         );
-        code = h.failure.exit === EXIT_CODES.refused ? EXIT_CODES.refused : code;
+        code = h.failure.exit === EXIT.refused ? EXIT.refused : code;
         return;
       }
       const plan = h.plan!;
@@ -211,7 +211,7 @@ async function initialPush(w: WatchSettings, say: Say): Promise<number> {
         if (r.ok && !showProgress) say({ event: r.change, path: r.path, hosts: [h.url] }, `${r.change} ${r.path}`);
         if (!r.ok) say({ event: 'failed', url: h.url, path: r.path, error: r.error }, `${r.path}: ${r.error}`, true);
       });
-      if (results.some((r) => r.exit === EXIT_CODES.refused)) code = EXIT_CODES.refused;
+      if (results.some((r) => r.exit === EXIT.refused)) code = EXIT.refused;
       // What the host did, as it answered each file: a file it refused is failed, not created.
       const counts = {
         created: results.filter((r) => r.ok && r.change === 'Created').length,

@@ -1,5 +1,5 @@
 import http, { type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
-import type { RawResponse } from '../../modules/contract.js';
+import type { RawResponse } from '../exchange.js';
 import { EdgeHeaders, mergeVary, type HeaderFields, type HeaderPairs, type PreparedHead } from './prepared-head.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { RawRequest, RawResponse } from '../../modules/contract.js';
+import type { RawRequest, RawResponse } from '../../http/exchange.js';
 
 // The access line (docs/logging.md): Apache's "combined" format, so that log tools read it, with the
 // duration and the request id added at the end:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { moduleFiles, probeModule, testAppSettings, useTestHosts } from '../../test-support/index.js';
-import { originMatcher } from './cors-policy.js';
+import { originMatcher } from '../../guards/origin-match.js';
 
 // WithOrigins (docs/configuration.md, docs/pipeline.md "Edge details"): the origins that get
 // credentialed CORS, exactly or with `*` standing for sub-domains. A look-alike origin that got

@@ -1,6 +1,7 @@
 import cors, { type CorsOptions } from 'cors';
-import type { RawHandler } from '../../modules/contract.js';
+import type { RawHandler } from '../../http/exchange.js';
 import { oweEdgeHeaders } from '../../http/response-head/response.js';
+import { originMatcher } from '../../guards/origin-match.js';
 
 /** Every answer depends on the request's Origin, so a shared cache must key on it. */
 const VARY_ORIGIN = [['Vary', 'Origin']] as const;
@@ -11,26 +12,6 @@ const VARY_ORIGIN = [['Vary', 'Origin']] as const;
  * credentials). Request headers are reflected in preflights, so JSON bodies and custom headers such
  * as `AuthorizationKey` pass (the original's header list blocked them).
  */
-export function originMatcher(withOrigins: readonly string[]): (origin: string) => boolean {
-  const exact = new Set<string>();
-  const patterns: RegExp[] = [];
-  for (const raw of withOrigins) {
-    const o = raw.trim().replace(/\/+$/, '').toLowerCase();
-    if (o === '') continue;
-    if (o.includes('*')) {
-      const escaped = o
-        .split('*')
-        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-        .join('[a-z0-9-]+(?:\\.[a-z0-9-]+)*');
-      patterns.push(new RegExp(`^${escaped}$`));
-    } else exact.add(o);
-  }
-  return (origin) => {
-    const o = origin.toLowerCase();
-    return exact.has(o) || patterns.some((p) => p.test(o));
-  };
-}
-
 export function createCorsHandler(withOrigins: readonly string[], publicPolicy: boolean): RawHandler {
   const isListed = originMatcher(withOrigins);
   const common: CorsOptions = { methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'], maxAge: 86_400 };

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { RawHandler, RawRequest, RawResponse } from '../../modules/contract.js';
+import type { RawHandler, RawRequest, RawResponse } from '../../http/exchange.js';
 import type { HostSettings } from '../../settings/schema.js';
 import type { HostPaths } from '../../paths/host-paths.js';
 import type { Logger } from '../../logging/logger.js';
-import { sendProblem, type Problem } from '../../http/problem.js';
+import { MALFORMED_URL_PROBLEM, sendProblem, type Problem } from '../../http/problem.js';
 import { hostProblems } from '../../http/problem-codes.js';
 import { oweEdgeHeaders } from '../../http/response-head/response.js';
 import { createForwardedPolicy, normalizeIp, resolveClient } from './client-address.js';
@@ -15,7 +15,8 @@ import { computeSecurityHeaders } from './security-headers.js';
 import { accessLine, countBodyBytes, refusedAccessLine } from './access-log.js';
 import { createCorsHandler } from './cors-policy.js';
 import { createHostFilter } from './host-filter.js';
-import { MALFORMED_URL_PROBLEM, parseRequestPath } from './request-path.js';
+import { parseRequestPath } from '../../http/request-path.js';
+import { declaredBodyTooLarge } from '../../http/body-bound.js';
 import type { HostMetrics } from '../../metrics/host-metrics.js';
 import type { Tracing } from '../../tracing/index.js';
 import { runHandlers, type PhaseHandler } from '../run-handlers.js';
@@ -183,21 +184,8 @@ export function createEdge(
     if (!req.ack.path.wellFormed) {
       return sendProblem(res, MALFORMED_URL_PROBLEM, req.method);
     }
-    if (maxBody !== null) {
-      const length = Number(req.headers['content-length'] ?? 0);
-      if (length > maxBody) {
-        res.setHeader('Connection', 'close');
-        return sendProblem(
-          res,
-          {
-            status: 413,
-            code: hostProblems.REQUEST_BODY_TOO_LARGE.code,
-            detail: `The request body is over ${maxBody} bytes (Kestrel:Limits:MaxRequestBodySize).`,
-          },
-          req.method,
-        );
-      }
-    }
+    const tooLarge = declaredBodyTooLarge(req.headers, maxBody);
+    if (tooLarge) return sendProblem(res, tooLarge.problem, req.method);
     // Held until the head is written, so a prepared head writes them in one call (docs/pipeline.md).
     oweEdgeHeaders(res, req.ack.protocol === 'https' ? secureHeaders : securityHeaders);
     next();

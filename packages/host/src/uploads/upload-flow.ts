@@ -1,3 +1,6 @@
+// Why this file is long: the three upload forms (one file in a form, a batch, the file as the
+// whole body) share one flow of plan, stage, commit and answer (docs/sync.md); keeping them beside
+// that flow keeps the one safe-write and upload path in one place.
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { Request, Response } from 'express';
@@ -5,7 +8,7 @@ import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
 import { ClientGoneError, receiveUpload, type FormFieldValues, type FormFields } from './receive-upload.js';
-import { flushStaged } from './batch-staging.js';
+import { flushStaged } from '../fs/batch-staging.js';
 import { receiveBody } from './receive-body.js';
 import {
   commitStaged,
@@ -16,8 +19,8 @@ import {
   stageCopy,
   syncFolders,
   type StagedFile,
-} from './safe-write.js';
-import { sweepTemporaryFiles } from './sweep.js';
+} from '../fs/safe-write.js';
+import { sweepTemporaryFiles } from '../fs/sweep.js';
 
 /**
  * The one upload flow (docs/sync.md "The upload flow"), used by sync upload and contract sync:
@@ -429,8 +432,8 @@ export class UploadFlow {
       staged.push(first);
       await this.commitAndAnswer(first, staged, plan, (outcome) => handling.answer(outcome));
     } catch (err) {
-      // Refused before the body was read (the head, the stop): the rest is not read either.
-      if (!req.complete && !res.headersSent && req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
+      // Refused before the body was read (the head, the stop): the connection guard closes the
+      // connection after the answer.
       await discardStaged(...staged);
       throw err;
     }

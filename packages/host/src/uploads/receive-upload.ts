@@ -1,13 +1,15 @@
+// Why this file is long: reading a multipart form is one state machine over busboy's events
+// (fields, files, limits, the client leaving, the host stopping); its pieces share that state.
 import { createRequire } from 'node:module';
-import { Transform, pipeline, type Writable } from 'node:stream';
+import { type Transform, pipeline, type Writable } from 'node:stream';
 import type { Request, Response } from 'express';
 import type multer from 'multer';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
-import { bodyTooLarge } from '../http/read-body.js';
+import { BodyCounter } from '../http/body-bound.js';
 import { fileSystemProblem } from '../http/file-system-problem.js';
-import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
-import { StagingGate, stageUnflushed } from './batch-staging.js';
+import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from '../fs/safe-write.js';
+import { StagingGate, stageUnflushed } from '../fs/batch-staging.js';
 
 // multer loads with the first upload, not with the host (docs/architecture.md, "What loads only when used").
 const requireCjs = createRequire(import.meta.url);
@@ -176,11 +178,8 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       settled = true;
       unlisten();
       if (counter) req.unpipe(counter);
-      if (!req.complete) {
-        // The rest of the body is not read: the connection cannot carry another request.
-        if (!res.headersSent && req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
-        req.resume();
-      }
+      // The rest of the body is not read; the connection guard closes the connection after the answer.
+      if (!req.complete) req.resume();
       // Ends the parser and the file stream it feeds, which ends the staging write (it removes
       // its own file); the failure reaches multer, which then lets go of the request.
       parser?.destroy(err instanceof Error ? err : new Error(String(err)));
@@ -276,21 +275,14 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
         if (settled || typeof name !== 'string' || typeof value !== 'string') return;
         if (fields.add(decodeFormDataName(name), value) > maxFieldsBytes) fail(formTooLarge(prefix, maxFieldsBytes));
       });
-      let count = 0;
-      counter = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          count += chunk.length;
-          if (options.maxBodyBytes !== null && count > options.maxBodyBytes)
-            return cb(bodyTooLarge(options.maxBodyBytes));
-          cb(null, chunk);
-        },
-      });
+      const bound = new BodyCounter(options.maxBodyBytes);
+      counter = bound.stream();
       request.pipe(counter);
       // Whatever fails between the request and the parser ends up here, never as an 'error' event.
       pipeline(counter, busboy, (err) => {
         if (!err) return;
         request.unpipe(counter);
-        if (count > (options.maxBodyBytes ?? Infinity)) fail(err);
+        if (bound.passed) fail(err);
       });
     };
 

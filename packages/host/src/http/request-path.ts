@@ -1,6 +1,3 @@
-import type { Problem } from '../../http/problem.js';
-import { hostProblems } from '../../http/problem-codes.js';
-
 /**
  * The URL path of a request, decoded once at the edge and carried on `req.ack.path`, so later
  * layers (route prefixes, shared files, static folders) neither decode nor lower-case it again.
@@ -21,13 +18,6 @@ export interface RequestPath {
   /** False when a segment's percent-encoding is malformed (the edge answers 400). */
   readonly wellFormed: boolean;
 }
-
-/** The answer to a path that is not `wellFormed`, wherever it is found (the edge, or a decoder's URIError). */
-export const MALFORMED_URL_PROBLEM: Problem = {
-  status: 400,
-  code: hostProblems.REQUEST_BAD_ENCODING.code,
-  detail: 'The URL has a malformed percent-encoding.',
-};
 
 export function parseRequestPath(rawPath: string): RequestPath {
   const trailingSlash = rawPath.length > 1 && rawPath.endsWith('/');

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
-import { sendProblem } from '../../http/problem.js';
-import { hostProblems } from '../../http/problem-codes.js';
-import { originMatcher } from './cors-policy.js';
+import { sendProblem } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
+import { originMatcher } from './origin-match.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

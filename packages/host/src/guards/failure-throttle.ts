@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
-import type { Logger } from '../../logging/logger.js';
-import { sendProblem, type Problem } from '../../http/problem.js';
-import { hostProblems } from '../../http/problem-codes.js';
+import type { Logger } from '../logging/logger.js';
+import { sendProblem, type Problem } from '../http/problem.js';
+import { hostProblems } from '../http/problem-codes.js';
 
 /**
  * Throttle for failed secret checks (sync Basic tokens, contract-sync `hostAccessID`), per client

@@ -1,7 +1,7 @@
 import express from 'express';
 import { describe, expect, it } from 'vitest';
-import type { AckModuleFactory } from '../../modules/contract.js';
-import { rawConnection, testAppSettings, useTestHosts } from '../../test-support/index.js';
+import type { AckModuleFactory } from '../modules/contract.js';
+import { rawConnection, testAppSettings, useTestHosts } from '../test-support/index.js';
 
 // The cross-site guard on a cookie-authorised route (docs/pipeline.md "Cross-site requests"),
 // driven over HTTP: which browser signals pass and which get 403 `request.cross_site`.

@@ -18,14 +18,13 @@ import { buildTransactionRequest, executeTransaction, parseTransactionBody } fro
  * `/wwwroot/api/index/*`: the screen helper APIs and the direct-transaction wrapper
  * (docs/helper-apis.md). Answers are JSON except `GET /` (the module name as text).
  */
-export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
+export function createScreenHelperRouter(runtime: WwwrootRuntime): Router {
   const { ctx, settings } = runtime;
-  const app = ctx.settings.AppSettings;
   const timeoutMs = settings.businessServerTimeoutMs;
-  const sqids = createSqidsCodec(app.SqidsAlphabet, ctx.settingsFile);
-  const ids = createIdIssuer(app.WithOrigins, settings.createIdPolicy);
+  const sqids = createSqidsCodec(settings.host.sqidsAlphabet, ctx.settingsFile);
+  const ids = createIdIssuer(settings.host.withOrigins, settings.createIdPolicy);
   const antiforgeryKey = ctx.host.keys.key('antiforgery');
-  const antiforgeryCookie = `${app.CookiePrefixName}.XSRF-TOKEN`;
+  const antiforgeryCookie = `${settings.host.cookiePrefixName}.XSRF-TOKEN`;
   // The derived default key (SystemID + RunningEnvironment + HostName) is guessable, so it never
   // opens the wrapper: key access needs ModuleConfig:AuthorizationKey set explicitly.
   const keyConfigured = settings.authorizationKeyConfigured;
@@ -161,7 +160,7 @@ export function createIndexApiRouter(runtime: WwwrootRuntime): Router {
     ctx.host.bodies.json(wwwrootProblems.INDEX.prefix, 1024 * 1024),
     async (req, res) => {
       const input = parseTransactionBody(req.body);
-      const body = buildTransactionRequest(input, app, {
+      const body = buildTransactionRequest(input, settings.host.transaction, {
         moduleID: settings.moduleId,
         moduleVersion: settings.version,
         operatorID: req.ackUser?.UserID ?? '',

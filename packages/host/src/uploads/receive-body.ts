@@ -2,9 +2,9 @@ import { PassThrough } from 'node:stream';
 import type { Request, Response } from 'express';
 import { ProblemError } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
-import { bodyTooLarge } from '../http/read-body.js';
+import { bodyTooLarge } from '../http/body-bound.js';
 import { ClientGoneError } from './receive-upload.js';
-import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from './safe-write.js';
+import { FileTooLargeError, discardStaged, stageStream, type StagedFile } from '../fs/safe-write.js';
 
 /**
  * Receives a request whose body is the file itself (docs/sync.md "One big file"), streaming it
@@ -57,11 +57,9 @@ export function bodyLimit(options: Pick<ReceiveBodyOptions, 'maxBytes' | 'maxBod
 export async function receiveBody(req: Request, res: Response, options: ReceiveBodyOptions): Promise<StagedFile> {
   const limit = bodyLimit(options);
   const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  // The body is not read after a refusal: the connection cannot carry another request.
+  // The body is not read after a refusal; the connection guard closes the connection after the answer.
   const closeUnread = () => {
-    if (req.complete) return;
-    if (!res.headersSent && req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
-    req.resume();
+    if (!req.complete) req.resume();
   };
   if (encoding !== 'identity') {
     closeUnread();

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { ProblemError, redactText, type AppSettings, type HostTraces } from '@ack/host';
+import { ProblemError, type HostTraces } from '@ack/host';
+import { redactText, type AppSettings } from '@ack/host/settings';
 import { wwwrootProblems } from '../problem-codes.js';
 
 /**
@@ -77,9 +78,12 @@ export interface RequestContextInfo {
 }
 
 /** The camelCase request body the original's transaction client sends (docs/wire-formats.md). */
+/** The host's settings a transaction request names (read once, in the module's settings). */
+export type TransactionHostSettings = Pick<AppSettings, 'HostName' | 'ProgramName' | 'RunningEnvironment' | 'SystemID'>;
+
 export function buildTransactionRequest(
   input: TransactionInput,
-  app: AppSettings,
+  app: TransactionHostSettings,
   info: RequestContextInfo,
 ): Record<string, unknown> {
   const env = app.RunningEnvironment;

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import Sqids from 'sqids';
 import { v7 as uuidv7 } from 'uuid';
-import { ProblemError, SettingsError, type ProblemCode } from '@ack/host';
+import { ProblemError, SettingsError } from '@ack/host';
+import { type ProblemCode } from '@ack/host/serving';
 import { wwwrootProblems } from '../problem-codes.js';
 
 /**

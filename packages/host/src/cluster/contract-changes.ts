@@ -1,7 +1,7 @@
-import type { InvalidationBus } from '../cluster/invalidation.js';
+import type { InvalidationBus } from './invalidation.js';
 import type { Logger } from '../logging/logger.js';
-import type { ContractChangeEvent, ContractChanges } from './contract.js';
-import type { LoadedModule } from './load-modules.js';
+import type { ContractChangeEvent, ContractChanges } from '../modules/contract.js';
+import type { LoadedModule } from '../modules/load-modules.js';
 
 /**
  * The one contract-change channel (docs/modules.md "Contract changes"). A publication is heard,

@@ -1,3 +1,5 @@
+// Why this file is long: it holds the keyword tables of four drivers (MySQL/MariaDB, SQL Server,
+// PostgreSQL, Redis) with the .NET spellings each accepts; the tables are data, the code is small.
 /**
  * Connection strings in the .NET form the original host's settings use (`Key=Value;Key=Value`),
  * turned into the options of the Node drivers. Pure: no I/O. Every error names the setting and the

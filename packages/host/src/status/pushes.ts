@@ -14,11 +14,17 @@ export interface PushLog {
 
 const KINDS = new Set(['upload', 'batch']);
 
-/** `sha256:` and the first 12 hex digits of the token's digest; `anonymous` without a Basic token. */
+/**
+ * `sha256:` and the first 12 hex digits of the token's SHA-256 (the Basic user name, as sync reads
+ * it: `printf %s TOKEN | sha256sum` gives the same digits); `anonymous` without a Basic credential.
+ */
 export function tokenFingerprint(authorization: string | undefined): string {
   const m = /^Basic[ \t]+(\S+)/i.exec(authorization ?? '');
   if (!m) return 'anonymous';
-  return `sha256:${createHash('sha256').update(m[1]!).digest('hex').slice(0, 12)}`;
+  const text = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  const token = (colon === -1 ? text : text.slice(0, colon)).trim();
+  return `sha256:${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
 }
 
 export function createPushLog(keep = 20): PushLog {

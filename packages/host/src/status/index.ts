@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Request, RequestHandler, Response } from 'express';
@@ -58,7 +59,7 @@ export function createStatusPage(options: StatusPageOptions): StatusPage {
   const sampleSelf = async (): Promise<ProcessSample> => {
     const readiness = options.health.peekReadiness();
     return {
-      worker: process.env.NODE_UNIQUE_ID === undefined ? null : Number(process.env.NODE_UNIQUE_ID),
+      worker: cluster.isWorker ? (cluster.worker?.id ?? null) : null,
       pid: process.pid,
       at: Date.now(),
       metrics: (await options.registry.getMetricsAsJSON()) as unknown as MetricJSON[],

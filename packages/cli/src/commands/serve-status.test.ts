@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Browser } from 'playwright-core';
 import { launchChromium, useTestHosts } from '@ack/host/test-support';
 import { startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
 
@@ -13,7 +12,7 @@ const hosts = useTestHosts();
 const KEY = 'status-page-key';
 const TOKEN = 'status-sync-token';
 const children: ChildProcess[] = [];
-let browser: Browser;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
 beforeAll(async () => {
   browser = await launchChromium();
 });
@@ -38,7 +37,16 @@ async function serveWorkers(): Promise<ServingAck> {
       'contracts/wwwroot/HDS/page.html': '<p>v1</p>',
     },
   );
-  const served = await startAckServe(['--app-dir', home.appDir, '--port', '0', '--host', '127.0.0.1', '--workers', '2']);
+  const served = await startAckServe([
+    '--app-dir',
+    home.appDir,
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--workers',
+    '2',
+  ]);
   children.push(served.child);
   await vi.waitFor(() => expect(served.output().match(/primary \d+: worker \d+ listening/g)?.length ?? 0).toBe(2), {
     timeout: 60_000,
@@ -75,58 +83,70 @@ async function push(url: string, body: string) {
 }
 
 describe('the status page of ack serve --workers 2', () => {
-  it('shows both workers, the last sync push by token fingerprint, and draws live in Chromium', { timeout: 180_000 }, async () => {
-    const served = await serveWorkers();
-    const view = await status(served.url);
-    expect(view.workers.map((w) => w.worker).sort()).toEqual([1, 2]);
-    expect(new Set(view.workers.map((w) => w.pid)).size).toBe(2);
-    expect(view.workers.every((w) => w.ready)).toBe(true);
-    expect(view.total.ready).toBe(true);
+  it(
+    'shows both workers, the last sync push by token fingerprint, and draws live in Chromium',
+    { timeout: 180_000 },
+    async () => {
+      const served = await serveWorkers();
+      const view = await status(served.url);
+      expect(view.workers.map((w) => w.worker).sort()).toEqual([1, 2]);
+      expect(new Set(view.workers.map((w) => w.pid)).size).toBe(2);
+      expect(view.workers.every((w) => w.ready)).toBe(true);
+      expect(view.total.ready).toBe(true);
 
-    // A push and a refused one: who is the token's fingerprint, never the token.
-    expect(await push(served.url, '<p>v2</p>')).toBe(200);
-    const fingerprint = `sha256:${createHash('sha256').update(TOKEN).digest('hex').slice(0, 12)}`;
-    const after = await status(served.url);
-    expect(after.pushes[0]).toMatchObject({ who: fingerprint, what: 'POST upload', status: 200, outcome: 'ok' });
-    expect(after.pushes[0]!.bytes).toBeGreaterThan(0);
-    expect(Date.now() - Date.parse(after.pushes[0]!.when)).toBeLessThan(60_000);
-    expect(JSON.stringify(after)).not.toContain(TOKEN);
+      // A push and a refused one: who is the token's fingerprint, never the token.
+      expect(await push(served.url, '<p>v2</p>')).toBe(200);
+      const fingerprint = `sha256:${createHash('sha256').update(TOKEN).digest('hex').slice(0, 12)}`;
+      const after = await status(served.url);
+      expect(after.pushes[0]).toMatchObject({ who: fingerprint, what: 'POST upload', status: 200, outcome: 'ok' });
+      expect(after.pushes[0]!.bytes).toBeGreaterThan(0);
+      expect(Date.now() - Date.parse(after.pushes[0]!.when)).toBeLessThan(60_000);
+      expect(JSON.stringify(after)).not.toContain(TOKEN);
 
-    const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    // Every answer the page gets is a success, but the one refusal asked for (the browser's own
-    // favicon.ico request is none of the page's).
-    page.on('response', (r) => {
-      const url = new URL(r.url());
-      if (r.status() >= 400 && url.pathname !== '/favicon.ico') errors.push(`${r.status()} ${url.pathname}`);
-    });
-    await page.goto(`${served.url}/status`);
-    // A wrong credential is refused and said so; the right one shows the figures.
-    await page.fill('#credential', `${KEY}x`);
-    await page.click('button[type=submit]');
-    await page.waitForFunction(() => document.getElementById('state')?.textContent === 'The HostAccessID was refused.');
-    await page.fill('#credential', KEY);
-    await page.click('button[type=submit]');
-    await page.waitForFunction(() => document.querySelectorAll('#workers tbody tr').length === 2);
-    const first = await page.textContent('#updated');
-    // Traffic while the page polls: requests/s shows a number, and the figures are redrawn.
-    for (let i = 0; i < 30; i++) await (await fetch(`${served.url}/hello.txt`, { headers: { Connection: 'close' } })).text();
-    await page.waitForFunction(
-      (before) => {
-        const rps = document.getElementById('rps')?.textContent ?? '';
-        return document.getElementById('updated')?.textContent !== before && /^\d+\.\d$/.test(rps) && Number(rps) > 0;
-      },
-      first,
-      { timeout: 30_000 },
-    );
-    expect(await page.textContent('#ready')).toBe('ready');
-    expect(await page.textContent('#pushes tbody tr td:nth-child(2)')).toBe(fingerprint);
-    expect(await page.textContent('#p95')).toMatch(/ms$| s$/);
-    const shot = await page.screenshot({ fullPage: true });
-    expect(shot.length).toBeGreaterThan(0);
-    if (process.env.ACK_STATUS_SCREENSHOT) fs.writeFileSync(process.env.ACK_STATUS_SCREENSHOT, shot);
-    expect(errors).toEqual(['401 /status/status.json']);
-    await page.close();
-  });
+      const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      // Every answer the page gets is a success, but the one refusal asked for (the browser's own
+      // favicon.ico request is none of the page's).
+      page.on('response', (r) => {
+        const url = new URL(r.url());
+        if (r.status() >= 400 && url.pathname !== '/favicon.ico') errors.push(`${r.status()} ${url.pathname}`);
+      });
+      await page.goto(`${served.url}/status`);
+      // A wrong credential is refused and said so; the right one shows the figures.
+      await page.fill('#credential', `${KEY}x`);
+      await page.click('button[type=submit]');
+      await vi.waitFor(async () => expect(await page.textContent('#state')).toBe('The HostAccessID was refused.'), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      await page.fill('#credential', KEY);
+      await page.click('button[type=submit]');
+      await vi.waitFor(async () => expect(await page.locator('#workers tbody tr').count()).toBe(2), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      const first = await page.textContent('#updated');
+      // Traffic while the page polls: requests/s shows a number, and the figures are redrawn.
+      for (let i = 0; i < 30; i++)
+        await (await fetch(`${served.url}/hello.txt`, { headers: { Connection: 'close' } })).text();
+      await vi.waitFor(
+        async () => {
+          expect(await page.textContent('#updated')).not.toBe(first);
+          const rps = (await page.textContent('#rps')) ?? '';
+          expect(rps).toMatch(/^\d+\.\d$/);
+          expect(Number(rps)).toBeGreaterThan(0);
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+      expect(await page.textContent('#ready')).toBe('ready');
+      expect(await page.textContent('#pushes tbody tr td:nth-child(2)')).toBe(fingerprint);
+      expect(await page.textContent('#p95')).toMatch(/ms$| s$/);
+      const shot = await page.screenshot({ fullPage: true });
+      expect(shot.length).toBeGreaterThan(0);
+      if (process.env.ACK_STATUS_SCREENSHOT) fs.writeFileSync(process.env.ACK_STATUS_SCREENSHOT, shot);
+      expect(errors).toEqual(['401 /status/status.json']);
+      await page.close();
+    },
+  );
 });

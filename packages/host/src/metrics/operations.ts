@@ -54,7 +54,9 @@ export function operationsGuard(
   settings: HostSettings,
   services: Pick<HostServices, 'accessChecks'>,
   logger: Logger,
-): (handler: (req: Request, res: Response) => void | Promise<void>) => (req: Request, res: Response, next: (err?: unknown) => void) => void {
+): (
+  handler: (req: Request, res: Response) => void | Promise<void>,
+) => (req: Request, res: Response, next: (err?: unknown) => void) => void {
   const app = settings.AppSettings;
   const checkAccess = services.accessChecks.guard((req) => {
     const verdict = checkHostAccessID(app.HostAccessID, presentedHostAccessID(req.headers));

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import type { ModuleRoutes, RawHandler } from '../modules/contract.js';
 import type { HealthState } from '../health/health-state.js';
@@ -9,7 +9,7 @@ import type { operationsGuard } from '../metrics/operations.js';
 import { sendProblem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { createPushLog } from './pushes.js';
-import { statusView, type MetricJSON, type ProcessSample } from './view.js';
+import { statusView, type ProcessSample } from './view.js';
 import { workerStatusSource } from './cluster.js';
 
 export { createStatusGatherer } from './cluster.js';
@@ -62,7 +62,7 @@ export function createStatusPage(options: StatusPageOptions): StatusPage {
       worker: cluster.isWorker ? (cluster.worker?.id ?? null) : null,
       pid: process.pid,
       at: Date.now(),
-      metrics: (await options.registry.getMetricsAsJSON()) as unknown as MetricJSON[],
+      metrics: await options.registry.getMetricsAsJSON(),
       readiness,
       sessionStore: { shared: options.sessionStore.shared, up: !readiness.failed.includes('sessionStore') },
       pushes: pushes.recent(),

@@ -14,7 +14,7 @@ async function registryFigures(requests: { seconds: number; status: number }[]):
   const metrics = createHostMetrics({ defaultMetrics: false });
   // The host's own histogram, observed as track() would for each request.
   for (const r of requests) observe(metrics, r.seconds, r.status);
-  return (await metrics.registry.getMetricsAsJSON()) as unknown as MetricJSON[];
+  return metrics.registry.getMetricsAsJSON();
 }
 
 /** Drives the real `track()` with a request that ends after `seconds` with `status`. */
@@ -25,7 +25,12 @@ function observe(metrics: ReturnType<typeof createHostMetrics>, seconds: number,
     method: 'GET',
     ack: { startedAt: process.hrtime.bigint() - BigInt(Math.round(seconds * 1e9)), answeredBy: { route: 'static' } },
   };
-  const res = { statusCode: status, writableEnded: true, getHeader: () => undefined, once: (_: string, f: () => void) => listeners.push(f) };
+  const res = {
+    statusCode: status,
+    writableEnded: true,
+    getHeader: () => undefined,
+    once: (_: string, f: () => void) => listeners.push(f),
+  };
   metrics.track(req as never, res as never);
   for (const f of listeners) f();
 }
@@ -74,17 +79,22 @@ describe('quantile', () => {
       .array(fc.nat({ max: 1000 }), { minLength: BOUNDS.length + 1, maxLength: BOUNDS.length + 1 })
       .map((counts) => counts.map((_, i) => counts.slice(0, i + 1).reduce((a, b) => a + b, 0)));
     fc.assert(
-      fc.property(histogram, fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), (cum, a, b) => {
-        const [lo, hi] = a <= b ? [a, b] : [b, a];
-        const qlo = quantile(lo, BOUNDS, cum);
-        const qhi = quantile(hi, BOUNDS, cum);
-        if (cum.at(-1) === 0) return qlo === null && qhi === null;
-        expect(qlo).not.toBeNull();
-        expect(qlo!).toBeGreaterThanOrEqual(0);
-        expect(qhi!).toBeLessThanOrEqual(BOUNDS.at(-1)!);
-        expect(qlo!).toBeLessThanOrEqual(qhi! + 1e-12);
-        return true;
-      }),
+      fc.property(
+        histogram,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (cum, a, b) => {
+          const [lo, hi] = a <= b ? [a, b] : [b, a];
+          const qlo = quantile(lo, BOUNDS, cum);
+          const qhi = quantile(hi, BOUNDS, cum);
+          if (cum.at(-1) === 0) return qlo === null && qhi === null;
+          expect(qlo).not.toBeNull();
+          expect(qlo!).toBeGreaterThanOrEqual(0);
+          expect(qhi!).toBeLessThanOrEqual(BOUNDS.at(-1)!);
+          expect(qlo!).toBeLessThanOrEqual(qhi! + 1e-12);
+          return true;
+        },
+      ),
       fuzzOptions(),
     );
   });
@@ -119,12 +129,23 @@ describe('statusView', () => {
 
   it('sums workers and orders the pushes newest first', async () => {
     const a = await registryFigures([{ seconds: 0.01, status: 200 }]);
-    const push = (when: string) => ({ who: 'sha256:0123456789ab', what: 'POST upload', bytes: 1, when, status: 200, outcome: 'ok' as const });
+    const push = (when: string) => ({
+      who: 'sha256:0123456789ab',
+      what: 'POST upload',
+      bytes: 1,
+      when,
+      status: 200,
+      outcome: 'ok' as const,
+    });
     const view = statusView(
       [sample(0, [], { worker: 1 }), sample(0, [], { worker: 2, pid: 200 })],
       [
         sample(1_000, a, { worker: 2, pid: 200, pushes: [push('2026-01-01T00:00:01.000Z')] }),
-        sample(1_000, a, { worker: 1, readiness: { ready: false, failed: ['sessionStore'] }, pushes: [push('2026-01-01T00:00:02.000Z')] }),
+        sample(1_000, a, {
+          worker: 1,
+          readiness: { ready: false, failed: ['sessionStore'] },
+          pushes: [push('2026-01-01T00:00:02.000Z')],
+        }),
       ],
     );
     expect(view.workers.map((w) => w.worker)).toEqual([1, 2]);
@@ -140,8 +161,16 @@ describe('statusView', () => {
         {
           name: 'http_server_request_duration_seconds',
           values: [
-            { labels: { http_response_status_code: 200 }, value: count, metricName: 'http_server_request_duration_seconds_count' },
-            { labels: { http_response_status_code: 500 }, value: errors, metricName: 'http_server_request_duration_seconds_count' },
+            {
+              labels: { http_response_status_code: 200 },
+              value: count,
+              metricName: 'http_server_request_duration_seconds_count',
+            },
+            {
+              labels: { http_response_status_code: 500 },
+              value: errors,
+              metricName: 'http_server_request_duration_seconds_count',
+            },
             ...[0.1, 1, '+Inf'].map((le, i) => ({
               labels: { le },
               value: buckets.slice(0, i + 1).reduce((x, y) => x + y, 0),
@@ -154,7 +183,8 @@ describe('statusView', () => {
       fc.property(metricsArb, metricsArb, fc.nat({ max: 60_000 }), fc.boolean(), (m1, m2, dt, samePid) => {
         const v = statusView([sample(0, m1)], [sample(dt, m2, { pid: samePid ? 100 : 7 })]);
         for (const r of [v.total, ...v.workers]) {
-          if (r.requestsPerSecond !== null) expect(Number.isFinite(r.requestsPerSecond) && r.requestsPerSecond >= 0).toBe(true);
+          if (r.requestsPerSecond !== null)
+            expect(Number.isFinite(r.requestsPerSecond) && r.requestsPerSecond >= 0).toBe(true);
           if (r.errorRate !== null) expect(r.errorRate >= 0 && r.errorRate <= 1).toBe(true);
           if (r.p50 !== null && r.p95 !== null) expect(r.p50).toBeLessThanOrEqual(r.p95 + 1e-12);
         }

@@ -8,8 +8,8 @@
 /** One metric as prom-client's `getMetricsAsJSON()` gives it. */
 export interface MetricJSON {
   name: string;
-  type?: string;
-  values: { labels: Record<string, string | number>; value: number; metricName?: string }[];
+  type?: unknown;
+  values: { labels: Partial<Record<string, string | number>>; value: number; metricName?: string }[];
 }
 
 /** One sync push, as the process that answered it remembers it. */
@@ -238,7 +238,9 @@ export function statusView(
   // The whole host: sums of the windows; a worker without a baseline adds no rate.
   const timed = windows.filter((w) => w.seconds !== null);
   const bounds = windows[0]?.bounds ?? [];
-  const sameBounds = windows.every((w) => w.bounds.length === bounds.length && w.bounds.every((b, i) => b === bounds[i]));
+  const sameBounds = windows.every(
+    (w) => w.bounds.length === bounds.length && w.bounds.every((b, i) => b === bounds[i]),
+  );
   const buckets = bounds.map(() => 0).concat(0);
   if (sameBounds) for (const w of windows) w.buckets.forEach((c, i) => (buckets[i]! += c));
   const requests = windows.reduce((s, w) => s + w.requests, 0);

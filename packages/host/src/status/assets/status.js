@@ -1,3 +1,4 @@
+/* global document */
 // The status page (docs/operations.md "Status page"): the credential typed into the form is kept in
 // this page's memory only and sent as the hostAccessID header; figures are polled every second.
 'use strict';
@@ -57,7 +58,13 @@
     );
     $('pushes').tBodies[0].replaceChildren(
       ...view.pushes.map((p) =>
-        row([[new Date(p.when).toLocaleTimeString()], [p.who], [p.what], [p.bytes], [`${p.status} ${p.outcome}`, p.outcome !== 'ok']]),
+        row([
+          [new Date(p.when).toLocaleTimeString()],
+          [p.who],
+          [p.what],
+          [p.bytes],
+          [`${p.status} ${p.outcome}`, p.outcome !== 'ok'],
+        ]),
       ),
     );
   }

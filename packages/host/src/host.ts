@@ -20,7 +20,8 @@ import { createHealth } from './health/index.js';
 import { createTracing } from './tracing/index.js';
 import type { AckHost, CreateHostOptions } from './host-api.js';
 import { createHostMetrics, NO_COUNTERS } from './metrics/host-metrics.js';
-import { createOperationsRoutes } from './metrics/operations.js';
+import { createOperationsRoutes, operationsGuard } from './metrics/operations.js';
+import { createStatusPage } from './status/index.js';
 import { inClusterWorker, workerMetricsSource } from './cluster/metrics.js';
 
 export type { ListenOptions, ListeningEndpoint };
@@ -97,7 +98,26 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
   loaded.push(...result.loaded);
   health.state.setFailedModules(result.skipped.filter((m) => m.failed).map((m) => m.id));
 
-  const edge = createEdge(settings, paths, logger, tracing, [health.handler], metrics);
+  // The status page reads the registry /metrics renders (docs/operations.md "Status page").
+  const statusPage =
+    metrics && app.UseStatusPage && app.StatusPagePath !== ''
+      ? createStatusPage({
+          path: app.StatusPagePath,
+          registry: metrics.registry,
+          health: health.state,
+          sessionStore: { shared: sessionState?.shared !== undefined },
+          guarded: operationsGuard(settings, services, logger.child('operations')),
+          inWorker: inClusterWorker(),
+        })
+      : undefined;
+  const edge = createEdge(
+    settings,
+    paths,
+    logger,
+    tracing,
+    statusPage ? [health.handler, statusPage.edge] : [health.handler],
+    metrics,
+  );
   // The access file holds the combined lines alone, so that log tools read it as they are.
   if (app.UseHttpLogging && app.AccessLogFilePath.trim() !== '')
     logging.addLabelFile('http', paths.resolve(app.AccessLogFilePath), '{Message:lj}{NewLine}');
@@ -117,6 +137,7 @@ export async function createHost(options: CreateHostOptions): Promise<AckHost> {
           metrics: metrics && (inClusterWorker() ? workerMetricsSource(metrics.registry) : metrics.render),
           modules: () => loaded,
         }),
+        ...(statusPage?.routes ?? []),
         ...createContractSyncRoutes(settings, paths, services, logger.child('contractsync')),
       ],
       loaded,

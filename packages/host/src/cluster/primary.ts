@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isInvalidateMessage } from './invalidation.js';
 import { createMetricsAggregator } from './metrics.js';
+import { createStatusGatherer } from '../status/index.js';
 
 /**
  * The primary of `ack serve --workers N` (docs/scale-out.md). It serves nothing itself: it forks N
@@ -75,6 +76,8 @@ export class Primary {
   private readonly retiring = new Set<Worker>();
   /** `/metrics` on any worker answers for all of them (cluster/metrics.ts). */
   private readonly metrics = createMetricsAggregator(() => this.workers);
+  /** The status page's figures, per worker (status/cluster.ts). */
+  private readonly status = createStatusGatherer(() => this.workers);
   /** Workers that have listened: an exit before it is the fork's failure, handled by its caller. */
   private readonly listened = new WeakSet<Worker>();
   private stopping = false;
@@ -221,6 +224,7 @@ export class Primary {
     worker.on('message', (message: unknown) => {
       if ((message as { type?: unknown } | null)?.type === READY_MESSAGE) return ready();
       if (this.metrics(worker, message)) return;
+      if (this.status(worker, message)) return;
       if (!isInvalidateMessage(message)) return;
       for (const other of this.workers) if (other !== worker && other.isConnected()) other.send(message);
     });

@@ -23,6 +23,8 @@ export interface HealthState {
   readonly readinessAsked: boolean;
   liveness(eventLoopDelayMs: number, limitMs: number): HealthAnswer;
   readiness(): HealthAnswer;
+  /** The readiness checks as they stand, for the status page: unlike `readiness()`, not a balancer asking. */
+  peekReadiness(): { ready: boolean; failed: ReadinessCheck[] };
 }
 
 export function createHealthState(): HealthState {
@@ -45,13 +47,17 @@ export function createHealthState(): HealthState {
       if (delayMs > limitMs) return { status: 503, body: { status: 'unhealthy', failed: ['eventLoop'] } };
       return { status: 200, body: { status: 'ok' } };
     },
-    readiness() {
-      asked = true;
+    peekReadiness() {
       const failed: ReadinessCheck[] = [];
       if (!started) failed.push('starting');
       if (stopping) failed.push('stopping');
       if (!storeUp) failed.push('sessionStore');
       if (failedModules.length > 0) failed.push('modules');
+      return { ready: failed.length === 0, failed };
+    },
+    readiness() {
+      asked = true;
+      const { failed } = this.peekReadiness();
       if (failed.length === 0) return { status: 200, body: { status: 'ready' } };
       const body: Record<string, unknown> = { status: 'not ready', failed };
       // Module ids are settings the operator wrote, never a path or a secret.

@@ -46,17 +46,18 @@ export function presentedHostAccessID(headers: Request['headers']): string | und
   return m ? m[1] : '';
 }
 
-export function createOperationsRoutes(options: OperationsOptions): ModuleRoutes[] {
-  const { settings, services, logger } = options;
+/**
+ * Wraps a handler of an operations endpoint: answered `no-store`, and only with the credential
+ * (`presentedHostAccessID`), else a 401 problem. The status page shares it (docs/operations.md).
+ */
+export function operationsGuard(
+  settings: HostSettings,
+  services: Pick<HostServices, 'accessChecks'>,
+  logger: Logger,
+): (
+  handler: (req: Request, res: Response) => void | Promise<void>,
+) => (req: Request, res: Response, next: (err?: unknown) => void) => void {
   const app = settings.AppSettings;
-  type Next = (err?: unknown) => void;
-  const exact = (handler: (req: Request, res: Response, next: Next) => void | Promise<void>) => {
-    return (req: Request, res: Response, next: Next) => {
-      // Mounted at the path itself: only the path (with or without a final `/`) and GET or HEAD.
-      if (req.path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
-      void Promise.resolve(handler(req, res, next)).catch(next);
-    };
-  };
   const checkAccess = services.accessChecks.guard((req) => {
     const verdict = checkHostAccessID(app.HostAccessID, presentedHostAccessID(req.headers));
     if (verdict === 'ok') return undefined;
@@ -78,13 +79,25 @@ export function createOperationsRoutes(options: OperationsOptions): ModuleRoutes
       },
     };
   });
-  const guarded =
-    (handler: (req: Request, res: Response) => void | Promise<void>) => (req: Request, res: Response, next: Next) => {
-      res.set(NO_STORE);
-      checkAccess(req, res, (err?: unknown) =>
-        err === undefined ? void Promise.resolve(handler(req, res)).catch(next) : next(err),
-      );
+  return (handler) => (req, res, next) => {
+    res.set(NO_STORE);
+    checkAccess(req, res, (err?: unknown) =>
+      err === undefined ? void Promise.resolve(handler(req, res)).catch(next) : next(err),
+    );
+  };
+}
+
+export function createOperationsRoutes(options: OperationsOptions): ModuleRoutes[] {
+  const { settings, services, logger } = options;
+  type Next = (err?: unknown) => void;
+  const exact = (handler: (req: Request, res: Response, next: Next) => void | Promise<void>) => {
+    return (req: Request, res: Response, next: Next) => {
+      // Mounted at the path itself: only the path (with or without a final `/`) and GET or HEAD.
+      if (req.path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
+      void Promise.resolve(handler(req, res, next)).catch(next);
     };
+  };
+  const guarded = operationsGuard(settings, services, logger);
 
   const routes: ModuleRoutes[] = [
     {

@@ -171,6 +171,9 @@ export const AppSettingsSchema = z.looseObject({
   AccessLogFilePath: str(''),
   /** Prometheus metrics and the original's operations endpoints `/diagnostics` and `/metrics` (docs/operations.md). */
   UseMetrics: bool(true),
+  /** With UseMetrics: the status page, its figures behind the HostAccessID credential (docs/operations.md "Status page"). */
+  UseStatusPage: bool(true),
+  StatusPagePath: healthPath('/status'),
   WithOrigins: strList(['http://127.0.0.1', 'http://127.0.0.1:8421', 'http://localhost', 'http://localhost:8421']),
   WithOnlyIPs: strList([]),
   CookiePrefixName: str('ack'),

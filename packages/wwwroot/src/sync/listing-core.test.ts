@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -145,11 +146,40 @@ describe('the listing walk, in process', () => {
       setImmediate(tick);
     };
     setImmediate(tick);
-    const slices = await walk();
+    const slices: string[][] = [];
+    const turnsAt: number[] = [];
+    for await (const s of walkContained(root, root)) {
+      slices.push(s.names.map((n) => s.base + n));
+      turnsAt.push(turns);
+    }
     walking = false;
-    expect(slices.map((s) => s.names.length)).toEqual([256, 256, 8, 1]);
-    expect(paths(slices)).toEqual([...names, 'sub/a']);
-    expect(turns).toBeGreaterThanOrEqual(2);
+    expect(slices.map((s) => s.length)).toEqual([256, 256, 8, 1]);
+    expect(slices.flat()).toEqual([...names, 'sub/a']);
+    // The loop had a turn between two slices of the same folder: 256 stats do not run as one.
+    expect(turnsAt[1]!).toBeGreaterThan(turnsAt[0]!);
+    expect(turnsAt[2]!).toBeGreaterThan(turnsAt[1]!);
+  });
+
+  it('goes on past a folder removed while the walk runs, and lists a file named like a missing value once', async () => {
+    put({ 'a.txt': 'a', 'b/one': '1', 'c/two': '2', 'd/undefined': 'u', 'e.txt': 'e' });
+    const seen: string[] = [];
+    for await (const s of walkContained(root, root)) {
+      seen.push(...s.names.map((n) => s.base + n));
+      // After the first slice: `c` goes before the walk reads it.
+      if (seen.length === 1) fs.rmSync(path.join(root, 'c'), { recursive: true });
+    }
+    expect(seen).toEqual(['a.txt', 'b/one', 'd/undefined', 'e.txt']);
+  });
+
+  it('names nothing when the start is neither a file nor a folder', async () => {
+    const socket = net.createServer();
+    await new Promise<void>((resolve) => socket.listen(path.join(root, 'pipe'), resolve));
+    try {
+      expect(await walk(path.join(root, 'pipe'))).toEqual([]);
+      expect(await walk()).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => socket.close(() => resolve()));
+    }
   });
 
   it('lists files beside many folders in order, each folder where it sorts', async () => {
@@ -169,7 +199,7 @@ describe('the listing walk, in process', () => {
 
 describe('the listing stream, in process', () => {
   it('writes one line per file with size and SHA-256, then the closing line with counts and the trailer', async () => {
-    put({ 'a.txt': 'hello', 'd/b.bin': 'xy', 'e.txt': '' });
+    put({ 'a.txt': 'hello', 'd/b.bin': 'xy', 'e.txt': '', undefined: 'u' });
     const res = new Collected();
     await list(res, new DigestCache(), root, { module: 'm', prefix: '' });
     expect(res.statusCode).toBe(200);
@@ -181,7 +211,8 @@ describe('the listing stream, in process', () => {
       { path: 'a.txt', size: 5, sha256: sha('hello') },
       { path: 'd/b.bin', size: 2, sha256: sha('xy') },
       { path: 'e.txt', size: 0, sha256: sha('') },
-      { done: true, files: 3, bytes: 7, module: 'm', prefix: '' },
+      { path: 'undefined', size: 1, sha256: sha('u') },
+      { done: true, files: 4, bytes: 8, module: 'm', prefix: '' },
     ]);
   });
 
@@ -248,6 +279,26 @@ describe('the listing stream, in process', () => {
       expect(lines.at(-1)).toMatchObject({ done: true, files: 600 });
       expect(lines[599]).toEqual({ path: `${long}599`, size: 3, sha256: sha('599') });
     }
+  });
+
+  it('ends when a client that stopped reading is gone, and leaves no listener on the response', async () => {
+    const long = 'n'.repeat(200);
+    for (let i = 0; i < 600; i++) fs.writeFileSync(path.join(root, `${long}${String(i).padStart(3, '0')}`), `${i}`);
+    // Reads nothing: the listing waits for a drain that never comes, until the client is gone.
+    const stuck = new (class extends Collected {
+      override _write() {}
+    })(0, 1024);
+    stuck.on('error', () => {});
+    const before = { drain: stuck.listenerCount('drain'), close: stuck.listenerCount('close') };
+    setTimeout(() => stuck.destroy(), 50);
+    await expect(list(stuck)).rejects.toThrow('client gone');
+    expect(stuck.listenerCount('drain')).toBe(before.drain);
+    // A reader that keeps up: every wait's listeners are taken off again.
+    const res = new Collected(0, 1024);
+    const closeBefore = res.listenerCount('close');
+    await list(res);
+    expect(res.listenerCount('drain')).toBe(0);
+    expect(res.listenerCount('close')).toBe(closeBefore);
   });
 
   it('stops when the client is gone, before writing more', async () => {

@@ -49,7 +49,7 @@ export default defineConfig({
       'packages/wwwroot/src/dev-sign-in/cross-site.test.ts',
       'packages/wwwroot/src/body-limit.test.ts',
       // The sync batch's staging and the listing: in-process, over real sockets.
-      'packages/host/src/fs/batch-staging.test.ts',
+      'packages/host/src/fs/batch-staging*.test.ts',
       'packages/host/src/fs/temp-owner.test.ts',
       'packages/wwwroot/src/sync/delta.test.ts',
       'packages/wwwroot/src/sync/batch-entries.test.ts',

@@ -101,6 +101,29 @@ describe('the line reader', () => {
     expect(one.out).toEqual([['next', 6]]);
   });
 
+  it('skips the rest of an over-long line that arrives with the next lines, and keeps the next record', () => {
+    const { r, out } = reader();
+    r.feed(Buffer.from(`\n${'x'.repeat(4000)}`));
+    r.feed(Buffer.from('[5,"inside"]\n[6,"next"]\n'));
+    expect(out).toEqual([['next', 6]]);
+  });
+
+  it('takes a record padded to the longest line a record may have, and nothing longer', () => {
+    // 2 * 256 * 6 + 64 bytes: a 256-character id, every character escaped, and a number.
+    const longest = 2 * 256 * 6 + 64;
+    const padded = (length: number, id: string) => `[5,${' '.repeat(length - 3 - id.length - 3)}"${id}"]`;
+    expect(padded(longest, 'ok')).toHaveLength(longest);
+    const { r, out } = reader();
+    for (const [length, id] of [
+      [longest, 'ok'],
+      [longest + 1, 'long'],
+    ] as const) {
+      r.feed(Buffer.from(`\n${padded(length, id)}`)); // kept: no newline after it yet
+      r.feed(Buffer.from('\n'));
+    }
+    expect(out).toEqual([['ok', 5]]);
+  });
+
   it('gives a whole last record at the end once, and keeps an unfinished one until it is whole', () => {
     const { r, out } = reader();
     r.feed(Buffer.from('\n[5,"a"]'));
@@ -170,6 +193,21 @@ describe('a reader of the sign-out file', () => {
     const third = good.refresh();
     await Promise.all([first, second, third]);
     expect(good.ids()).toEqual(['x', 'y']);
+  });
+
+  it('leaves no file open after appends, reads and a compaction', async () => {
+    const file = tempFile();
+    const openFiles = () => fs.readdirSync('/proc/self/fd').length;
+    const h = open(file, { compactAfter: 1 });
+    await h.refresh();
+    const before = openFiles();
+    for (let i = 0; i < 20; i++) await h.append(`id${i}`, i % 2 ? later() : Date.now() + 1);
+    await new Promise((r) => setTimeout(r, 5));
+    await h.refresh();
+    await h.append('last', later()); // compacts: the short-lived half has expired
+    await h.refresh();
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('"id0"');
+    expect(openFiles()).toBe(before);
   });
 
   it('hands over records with their expiry, and none expired', async () => {

@@ -187,4 +187,44 @@ describe('the sign-out list reporting its file', () => {
     expect(await list.isRevoked('a')).toBe(true);
     expect(await list.isRevoked('c')).toBe(true);
   });
+
+  it('keeps sign-outs in the process without a logger when the file fails, and says nothing without a file', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-revocations-hosts-'));
+    dirs.push(dir);
+    fs.writeFileSync(path.join(dir, 'home'), '');
+    const quietList = createRevocationList({ file: path.join(dir, 'home', 'sign-outs') });
+    await quietList.revoke('a', Date.now() + 60_000);
+    expect(await quietList.isRevoked('a')).toBe(true);
+    expect(await quietList.isRevoked('b')).toBe(false);
+    const lines: string[] = [];
+    const noFile = createRevocationList({ logger: recorder(lines) });
+    await noFile.loaded();
+    await noFile.revoke('a', Date.now() + 60_000);
+    expect(await noFile.isRevoked('b')).toBe(false);
+    expect(lines).toEqual([]);
+  });
+});
+
+describe('the sign-out list and its bounds', () => {
+  it('does not count an expired sign-out heard from another worker towards the bound', () => {
+    const list = createRevocationList({ maxEntries: 1 });
+    list.heard('old', Date.now() - 1);
+    list.heard('now', Date.now());
+    expect(list.acceptsSignIns()).toBe(true);
+    list.heard('live', Date.now() + 60_000);
+    expect(list.acceptsSignIns()).toBe(false);
+  });
+
+  it('compacts its file once expired records outnumber the live ones it keeps', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-revocations-hosts-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'sign-outs');
+    const past = Date.now() - 1000;
+    fs.writeFileSync(file, Array.from({ length: 10 }, (_, i) => recordOf(`old${i}`, past)).join(''));
+    const list = createRevocationList({ file, fileOptions: { compactAfter: 4 } });
+    await list.loaded();
+    await list.revoke('new', Date.now() + 60_000);
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('old');
+    expect(await createRevocationList({ file }).isRevoked('new')).toBe(true);
+  });
 });

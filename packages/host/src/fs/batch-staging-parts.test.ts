@@ -27,7 +27,8 @@ describe('a part staged from a batch form', () => {
       [500, 100],
       [IN_MEMORY_BYTES + 100, IN_MEMORY_BYTES + 50],
     ] as const) {
-      const part = new PassThrough();
+      // Not destroyed at its end, so that a listener left behind is still there to count.
+      const part = new PassThrough({ autoDestroy: false });
       part.on('error', () => undefined); // the parser's own
       const before = listeners(part);
       const staging = stageUnflushed(dir, part, { maxBytes });
@@ -55,5 +56,15 @@ describe('a part staged from a batch form', () => {
     await commitStaged(staged.map((s, i) => ({ staged: s, target: path.join(dir, `f${i}.txt`) })));
     await flushStaged(staged);
     expect(fs.readFileSync(path.join(dir, 'f2.txt'), 'utf8')).toBe('file 2');
+  });
+
+  it('leaves no file open once staged files are flushed one by one', async () => {
+    const openFiles = () => fs.readdirSync('/proc/self/fd').length;
+    const before = openFiles();
+    const parts = Array.from({ length: 3 }, () => new PassThrough());
+    const staging = parts.map((p) => stageUnflushed(dir, p));
+    parts.forEach((p, i) => p.end(`file ${i}`));
+    await flushStaged(await Promise.all(staging)); // fewer than a whole-file-system flush pays for
+    expect(openFiles()).toBe(before);
   });
 });

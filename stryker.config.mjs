@@ -1,6 +1,7 @@
 // Mutation testing of the security- and data-critical code (docs/reliability.md "Mutation testing").
 // Run with `pnpm test:mutation`. Only the files below are mutated; the tests that run are the fast,
 // in-process ones that exercise them (vitest.stryker.config.ts), never the ones that spawn processes.
+// One file at a time: `--mutate <file>` with MUTATION_TESTS set to its tests (docs/reliability.md).
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

@@ -7,7 +7,13 @@ import { defineConfig } from 'vitest/config';
 // is seen by the wwwroot tests that import it.
 const here = path.dirname(new URL(import.meta.url).pathname);
 
-export default defineConfig({
+// `MUTATION_TESTS` (comma-separated globs) narrows the run to the tests of the one file being
+// mutated (`--mutate`), so that a run per file stays affordable (docs/reliability.md).
+const only = process.env.MUTATION_TESTS?.split(',')
+  .map((glob) => glob.trim())
+  .filter(Boolean);
+
+const config = defineConfig({
   resolve: {
     conditions: ['source'],
     alias: [
@@ -43,15 +49,13 @@ export default defineConfig({
       'packages/wwwroot/src/dev-sign-in/cross-site.test.ts',
       'packages/wwwroot/src/body-limit.test.ts',
       // The sync batch's staging and the listing: in-process, over real sockets.
-      'packages/host/src/fs/batch-staging.test.ts',
+      'packages/host/src/fs/batch-staging*.test.ts',
       'packages/host/src/fs/temp-owner.test.ts',
       'packages/wwwroot/src/sync/delta.test.ts',
       'packages/wwwroot/src/sync/batch-entries.test.ts',
       'packages/wwwroot/src/sync/listing*.test.ts',
       // The sign-out store and its file: several handles on one file stand for several processes.
-      'packages/host/src/sign-in/revocation-file.test.ts',
-      'packages/host/src/sign-in/revocations.fuzz.test.ts',
-      'packages/host/src/sign-in/revocations.test.ts',
+      'packages/host/src/sign-in/revocation*.test.ts',
     ],
     // A mutant that makes a request hang fails its test here (killed) rather than running into
     // Stryker's own time-out, which restarts the test runner.
@@ -59,3 +63,7 @@ export default defineConfig({
     hookTimeout: 10_000,
   },
 });
+
+if (only?.length && config.test) config.test.include = only;
+
+export default config;

@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort, useTestHosts } from '@ack/host/test-support';
 import { startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
@@ -50,25 +51,30 @@ async function serveWorkers(): Promise<ServingAck> {
   return served;
 }
 
+/** The Prometheus scrape config of docs/operations.md "Metrics", verbatim. */
+function documentedScrapeConfig(): string {
+  const doc = fs.readFileSync(
+    path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/operations.md'),
+    'utf8',
+  );
+  const block = /```yaml\n(scrape_configs:\n[\s\S]*?)```/.exec(doc)?.[1];
+  if (!block) throw new Error('docs/operations.md has no scrape_configs block');
+  for (const part of ['your-host-access-id', "'127.0.0.1:8421'", 'scrape_interval: 15s'])
+    if (!block.includes(part)) throw new Error(`the documented block no longer has ${part}`);
+  return block;
+}
+
 async function startPrometheus(target: string): Promise<string> {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-prometheus-'));
   folders.push(folder);
   const config = path.join(folder, 'prometheus.yml');
-  // As docs/operations.md gives it, with the test's interval and target.
+  // The block of docs/operations.md as written; only the key, the address and the interval are the test's.
   fs.writeFileSync(
     config,
-    [
-      'global:',
-      '  scrape_interval: 1s',
-      'scrape_configs:',
-      '  - job_name: ack',
-      '    authorization:',
-      '      type: Bearer',
-      `      credentials: ${KEY}`,
-      '    static_configs:',
-      `      - targets: ['${target}']`,
-      '',
-    ].join('\n'),
+    documentedScrapeConfig()
+      .replace('your-host-access-id', KEY)
+      .replace("'127.0.0.1:8421'", `'${target}'`)
+      .replace('scrape_interval: 15s', 'scrape_interval: 1s'),
   );
   const port = await freePort();
   const child = spawn(

@@ -42,7 +42,10 @@ export async function stopHost(parts: RunningParts, { graceMs, drainMs }: StopOp
   // requests elsewhere, while this host still answers them (docs/operations.md "Health").
   parts.health.state.markStopping();
   const delayMs = parts.health.stopDelayMs();
-  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  // Meanwhile kept-alive connections are closed after their next answer (`Connection: close`), so
+  // that the listener's close later finds none a balancer could send a request on as it goes.
+  if (delayMs > 0)
+    await Promise.all([new Promise((resolve) => setTimeout(resolve, delayMs)), parts.listeners.drain(delayMs)]);
   // A worker retired in a rolling restart first tells its clients to go elsewhere (docs/scale-out.md).
   if (drainMs > 0) await parts.listeners.drain(drainMs);
   // Uploads in flight are refused (503) and their staged files removed before anything else.

@@ -9,6 +9,8 @@ import type { Resolution, ServedFolder } from './served-folder.js';
 export interface Mount {
   prefix: readonly string[];
   folder: ServedFolder;
+  /** The route label its answers are counted under (docs/operations.md "Metrics"); the module's otherwise. */
+  capability?: { readonly route: string };
 }
 
 const MAX_REMEMBERED_URL = 1024;
@@ -22,7 +24,7 @@ const MAX_REMEMBERED_URL = 1024;
  * folders again.
  */
 export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20_000): FolderHandler {
-  const remembered = new Map<string, Resolution & { folder: ServedFolder }>();
+  const remembered = new Map<string, Resolution & { folder: ServedFolder; mount: Mount }>();
   const prefixes = mounts.map((m) => '/' + m.prefix.join('/'));
 
   const forget = (absolute: string) => {
@@ -33,6 +35,7 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
     const rawPath = req.ack.rawPath;
     const known = remembered.get(rawPath);
     if (known) {
+      if (known.mount.capability) req.ack.answeredBy = known.mount.capability;
       const facts = known.folder.revalidate(known);
       if (facts) return send(req, res, facts);
       remembered.delete(rawPath);
@@ -56,6 +59,7 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
       (m, i) => m.prefix.length === 0 || folded === prefixes[i] || folded.startsWith(prefixes[i] + '/'),
     );
     if (!mount) return next();
+    if (mount.capability) req.ack.answeredBy = mount.capability;
     const rest = decoded.segments.slice(mount.prefix.length);
     // A folder's index.html answers `/dir/` (and `/`); `/dir` is redirected to `/dir/` below.
     const result = mount.folder.resolve(rest, decoded.trailingSlash || decoded.segments.length === 0);
@@ -73,7 +77,7 @@ export function createFolderHandler(mounts: readonly Mount[], maxRemembered = 20
     // memory a client can make us hold stays small.
     if (rawPath.length <= MAX_REMEMBERED_URL) {
       if (remembered.size >= maxRemembered) remembered.delete(remembered.keys().next().value!);
-      remembered.set(rawPath, { ...result.resolution, folder: mount.folder });
+      remembered.set(rawPath, { ...result.resolution, folder: mount.folder, mount });
     }
     send(req, res, result.facts);
   };

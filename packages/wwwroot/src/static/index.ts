@@ -22,6 +22,7 @@ export function createStaticHandlers(runtime: WwwrootRuntime, engine: ServingEng
         .filter(Boolean)
         .map((s) => s.toLowerCase()),
       folder: createServedFolder(contractRoot, engine.dirs, engine.store),
+      capability: { route: 'screen' },
     },
     { prefix: [], folder: createServedFolder(settings.wwwrootBasePath, engine.dirs, engine.store) },
   ];

@@ -25,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { isTemporaryFileName } from '../packages/host/dist/index.js';
+import { isTemporaryFileName } from '../packages/host/dist/entries/serving.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');

@@ -89,7 +89,7 @@ export function renderErrorsDoc(sections) {
 
 /** The tables as the build has them: the script runs after `pnpm build`. */
 async function builtSections() {
-  const host = await import(pathToFileURL(path.join(repo, 'packages/host/dist/index.js')).href);
+  const host = await import(pathToFileURL(path.join(repo, 'packages/host/dist/entries/serving.js')).href);
   const wwwroot = await import(pathToFileURL(path.join(repo, 'packages/wwwroot/dist/problem-codes.js')).href);
   const tables = { ...host, ...wwwroot };
   return SECTIONS.map((s) => ({ title: s.title, table: tables[s.export] }));

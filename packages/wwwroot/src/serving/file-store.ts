@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import mime from 'mime-types';
@@ -6,7 +7,7 @@ import { cacheHeaders } from './cache-policy.js';
 import { isRacy } from './dir-index.js';
 import type { Freshness, Stamp } from './freshness.js';
 import { ENCODINGS, chooseEncoding, isCompressible, type Encoding } from './encoding.js';
-import { makeRepresentation, readWhole, type Representation, type Resource } from './representation.js';
+import { etagFor, makeRepresentation, readWhole, type Representation, type Resource } from './representation.js';
 import type { CompressionCache } from './compression-cache.js';
 import { isInsideReal, realPathOf } from './containment.js';
 
@@ -140,6 +141,11 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     const policy: HeaderPairs = cacheHeaders(name, options.maxAgeSeconds, options.fingerprinted);
     const compressible = isCompressible(contentType);
     const sidecarIds = sidecarIdsOf(absolute, compressible);
+    // Reached through a symlink (a symlinked release folder): its validators carry a tag of its real
+    // path, so an ETag of one release never matches another's file of the same size and mtime. One
+    // realpath per read, none per hit; a plain folder's ETags stay as they were.
+    const real = realPathOf(absolute);
+    const through = real === undefined || real === absolute ? '' : pathTag(real);
     const sidecars = new Map<Encoding, Representation>();
     let realWithin: string | undefined;
     for (const encoding of compressible ? ENCODINGS : []) {
@@ -161,6 +167,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
           mtimeMs: s.mtimeMs,
           contentType,
           encoding,
+          etagOf: through === '' ? undefined : etagFor(s.size, s.mtimeMs, through),
           policy,
           negotiated: true,
           body: whole?.body,
@@ -174,6 +181,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       mtimeMs: st.mtimeMs,
       contentType,
       encoding: undefined,
+      etagOf: through === '' ? undefined : etagFor(st.size, st.mtimeMs, through),
       policy,
       negotiated,
       body,
@@ -235,4 +243,9 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     },
     stats: () => ({ entries: order.size, bytes: totalBytes }),
   };
+}
+
+/** A short, stable tag of a real path (the same on every worker and every host with that layout). */
+function pathTag(real: string): string {
+  return crypto.createHash('sha256').update(real).digest('hex').slice(0, 8);
 }

@@ -62,9 +62,10 @@ export interface FileStore {
    * Facts of a regular file, current as of this call; undefined when there is no such file.
    * `within`: the folder the file is served from (a served folder's root, or a shared file's own
    * folder); a sidecar is offered only when its real path is inside that folder's real path.
+   * `linked`: served through a symlinked folder (its ETag carries a tag of its real path).
    * `known`: the caller's own stat of `absolute` (and the stamp taken before it), so it is not made twice.
    */
-  lookup(absolute: string, within: string, known?: KnownStat): FileFacts | undefined;
+  lookup(absolute: string, within: string, known?: KnownStat, linked?: boolean): FileFacts | undefined;
   /** A stamp of `dir` (take it before a stat that is passed to `lookup`). */
   stamp(dir: string): Stamp | undefined;
   /** Forgets a file, whatever folder it was served from (the sync API changed it). */
@@ -128,7 +129,13 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     return ids;
   };
 
-  const read = (absolute: string, within: string, stat: fs.Stats, stamp: Stamp | undefined): FileFacts | undefined => {
+  const read = (
+    absolute: string,
+    within: string,
+    stat: fs.Stats,
+    stamp: Stamp | undefined,
+    linked: boolean,
+  ): FileFacts | undefined => {
     let st = stat;
     let body: Buffer | undefined;
     if (stat.size <= maxFileBytes) {
@@ -145,7 +152,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     // path, so an ETag of one release never matches another's file of the same size and mtime. One
     // realpath per read, none per hit; a plain folder's ETags stay as they were.
     const real = realPathOf(absolute);
-    const through = real === undefined || real === absolute ? '' : pathTag(real);
+    const through = real === undefined || (real === absolute && !linked) ? '' : pathTag(real);
     const sidecars = new Map<Encoding, Representation>();
     let realWithin: string | undefined;
     for (const encoding of compressible ? ENCODINGS : []) {
@@ -210,7 +217,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   };
 
   return {
-    lookup(absolute, within, given) {
+    lookup(absolute, within, given, linked = false) {
       const known = byFolder.get(within)?.get(absolute);
       // Nothing moved in its folders since the facts were confirmed: no system call.
       if (known?.stamp && freshness?.unchanged(known.stamp)) return known;
@@ -233,7 +240,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
         return known;
       }
       forget(within, absolute);
-      const facts = read(absolute, within, stat, stamp);
+      const facts = read(absolute, within, stat, stamp, linked);
       if (facts) remember(within, facts);
       return facts;
     },

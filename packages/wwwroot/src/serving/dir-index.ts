@@ -6,7 +6,9 @@ import type { Freshness, Stamp } from './freshness.js';
  * Case-insensitive lookup without a directory listing per request: each directory's listing is
  * read once and kept with the directory's mtime; a later use trusts it while the folder watch
  * (`freshness.ts`) saw no change, else stats the directory (one syscall) and reads it again only
- * when the mtime moved, which every add, remove or rename inside it does. So a
+ * when the mtime or the inode moved: every add, remove or rename inside it moves the mtime, and a
+ * path switched to another folder (a symlinked release, which `cp -a` or `rsync -t` may have
+ * given the same mtime) moves the inode (docs/static-files.md "Symlinked release folders"). So a
  * file added to the static root is found, by any case, on the next request, without a restart.
  *
  * Choice rule (deterministic): in each folder, a name spelled exactly as requested wins; otherwise
@@ -15,6 +17,8 @@ import type { Freshness, Stamp } from './freshness.js';
  */
 interface Listing {
   mtimeMs: number;
+  /** The folder's inode: a path switched to another folder (a symlinked release) with the same mtime is told apart by it. */
+  ino: number;
   /** Read so soon after the folder changed that a later change could carry the same mtime. */
   racy: boolean;
   exact: Set<string>;
@@ -46,7 +50,7 @@ export function createDirectoryIndex(maxDirectories = 5_000, freshness?: Freshne
       listings.delete(directory);
       return undefined;
     }
-    if (known && known.mtimeMs === st.mtimeMs && !known.racy) {
+    if (known && known.mtimeMs === st.mtimeMs && known.ino === st.ino && !known.racy) {
       known.stamp = stamp;
       return known;
     }
@@ -62,7 +66,14 @@ export function createDirectoryIndex(maxDirectories = 5_000, freshness?: Freshne
       const lower = name.toLowerCase();
       if (!folded.has(lower)) folded.set(lower, name);
     }
-    const listing: Listing = { mtimeMs: st.mtimeMs, racy: isRacy(st), exact: new Set(names), folded, stamp };
+    const listing: Listing = {
+      mtimeMs: st.mtimeMs,
+      ino: st.ino,
+      racy: isRacy(st),
+      exact: new Set(names),
+      folded,
+      stamp,
+    };
     listings.delete(directory);
     listings.set(directory, listing);
     if (listings.size > maxDirectories) listings.delete(listings.keys().next().value!);
@@ -86,7 +97,8 @@ export function createDirectoryIndex(maxDirectories = 5_000, freshness?: Freshne
       // later case-insensitive hit stat its folders again for as long as the host ran.
       const stamp = freshness?.stamp(directory);
       const st = fs.statSync(directory, { throwIfNoEntry: false });
-      if (st === undefined || !st.isDirectory() || st.mtimeMs !== listing.mtimeMs) return false;
+      if (st === undefined || !st.isDirectory() || st.mtimeMs !== listing.mtimeMs || st.ino !== listing.ino)
+        return false;
       listing.stamp = stamp;
       return listing.mtimeMs === mtimeMs;
     },

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import mime from 'mime-types';
@@ -6,7 +7,7 @@ import { cacheHeaders } from './cache-policy.js';
 import { isRacy } from './dir-index.js';
 import type { Freshness, Stamp } from './freshness.js';
 import { ENCODINGS, chooseEncoding, isCompressible, type Encoding } from './encoding.js';
-import { makeRepresentation, readWhole, type Representation, type Resource } from './representation.js';
+import { etagFor, makeRepresentation, readWhole, type Representation, type Resource } from './representation.js';
 import type { CompressionCache } from './compression-cache.js';
 import { isInsideReal, realPathOf } from './containment.js';
 
@@ -61,9 +62,10 @@ export interface FileStore {
    * Facts of a regular file, current as of this call; undefined when there is no such file.
    * `within`: the folder the file is served from (a served folder's root, or a shared file's own
    * folder); a sidecar is offered only when its real path is inside that folder's real path.
+   * `linked`: served through a symlinked folder (its ETag carries a tag of its real path).
    * `known`: the caller's own stat of `absolute` (and the stamp taken before it), so it is not made twice.
    */
-  lookup(absolute: string, within: string, known?: KnownStat): FileFacts | undefined;
+  lookup(absolute: string, within: string, known?: KnownStat, linked?: boolean): FileFacts | undefined;
   /** A stamp of `dir` (take it before a stat that is passed to `lookup`). */
   stamp(dir: string): Stamp | undefined;
   /** Forgets a file, whatever folder it was served from (the sync API changed it). */
@@ -127,7 +129,13 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     return ids;
   };
 
-  const read = (absolute: string, within: string, stat: fs.Stats, stamp: Stamp | undefined): FileFacts | undefined => {
+  const read = (
+    absolute: string,
+    within: string,
+    stat: fs.Stats,
+    stamp: Stamp | undefined,
+    linked: boolean,
+  ): FileFacts | undefined => {
     let st = stat;
     let body: Buffer | undefined;
     if (stat.size <= maxFileBytes) {
@@ -140,6 +148,11 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     const policy: HeaderPairs = cacheHeaders(name, options.maxAgeSeconds, options.fingerprinted);
     const compressible = isCompressible(contentType);
     const sidecarIds = sidecarIdsOf(absolute, compressible);
+    // Reached through a symlink (a symlinked release folder): its validators carry a tag of its real
+    // path, so an ETag of one release never matches another's file of the same size and mtime. One
+    // realpath per read, none per hit; a plain folder's ETags stay as they were.
+    const real = realPathOf(absolute);
+    const through = real === undefined || (real === absolute && !linked) ? '' : pathTag(real);
     const sidecars = new Map<Encoding, Representation>();
     let realWithin: string | undefined;
     for (const encoding of compressible ? ENCODINGS : []) {
@@ -161,6 +174,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
           mtimeMs: s.mtimeMs,
           contentType,
           encoding,
+          etagOf: through === '' ? undefined : etagFor(s.size, s.mtimeMs, through),
           policy,
           negotiated: true,
           body: whole?.body,
@@ -174,6 +188,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       mtimeMs: st.mtimeMs,
       contentType,
       encoding: undefined,
+      etagOf: through === '' ? undefined : etagFor(st.size, st.mtimeMs, through),
       policy,
       negotiated,
       body,
@@ -202,7 +217,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   };
 
   return {
-    lookup(absolute, within, given) {
+    lookup(absolute, within, given, linked = false) {
       const known = byFolder.get(within)?.get(absolute);
       // Nothing moved in its folders since the facts were confirmed: no system call.
       if (known?.stamp && freshness?.unchanged(known.stamp)) return known;
@@ -225,7 +240,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
         return known;
       }
       forget(within, absolute);
-      const facts = read(absolute, within, stat, stamp);
+      const facts = read(absolute, within, stat, stamp, linked);
       if (facts) remember(within, facts);
       return facts;
     },
@@ -235,4 +250,9 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     },
     stats: () => ({ entries: order.size, bytes: totalBytes }),
   };
+}
+
+/** A short, stable tag of a real path (the same on every worker and every host with that layout). */
+function pathTag(real: string): string {
+  return crypto.createHash('sha256').update(real).digest('hex').slice(0, 8);
 }

@@ -63,8 +63,14 @@ export interface RepresentationInput {
 
 const VARY_ENCODING = [['Vary', 'Accept-Encoding']] as const;
 
-export function etagFor(size: number, mtimeMs: number): string {
-  return `"${size.toString(16)}-${Math.floor(mtimeMs * 1000).toString(16)}"`;
+/**
+ * `through`: a short tag of the file's real path when it is reached through a symlink (a symlinked
+ * release folder): two releases may hold a file of one size and mtime with other bytes, and a
+ * validator of one must not match the other (docs/static-files.md "Symlinked release folders").
+ */
+export function etagFor(size: number, mtimeMs: number, through = ''): string {
+  const tag = through === '' ? '' : `-${through}`;
+  return `"${size.toString(16)}-${Math.floor(mtimeMs * 1000).toString(16)}${tag}"`;
 }
 
 export function makeRepresentation(input: RepresentationInput): Representation {

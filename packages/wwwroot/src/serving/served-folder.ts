@@ -12,6 +12,8 @@ export type FolderResult =
 /** How a URL was mapped to a file, kept so the next request for the same URL skips the walk. */
 export interface Resolution {
   absolute: string;
+  /** The folder it was found in: the served folder, or the release its symlink named then. */
+  root: string;
   /** Inode whose real path was checked to be inside the folder. */
   ino: number;
   /** Folders whose listing decided a case-insensitive step, with the mtime they had. */
@@ -34,11 +36,34 @@ export interface ServedFolder {
 
 export function createServedFolder(root: string, dirs: DirectoryIndex, store: FileStore): ServedFolder {
   const base = path.resolve(root);
+  // A served folder that is a symlink (a release folder a deploy switches, `ln -sfn` / `mv -T`)
+  // is walked through the folder it names now, read by one readlink per request: every cache is
+  // keyed by that folder's paths, so none can answer from the old release, and the switch is seen
+  // on the very next request, before the folder watch's event arrives (docs/static-files.md
+  // "Symlinked release folders"). A plain folder pays nothing for this.
+  const linked = fs.lstatSync(base, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+  let lastTarget = '';
+  let lastRoot = base;
+  const rootNow = (): string => {
+    if (!linked) return base;
+    let target: string;
+    try {
+      target = fs.readlinkSync(base);
+    } catch {
+      return base;
+    }
+    if (target !== lastTarget) {
+      lastTarget = target;
+      lastRoot = path.resolve(path.dirname(base), target);
+    }
+    return lastRoot;
+  };
 
   return {
     root: base,
     resolve(segments, wantIndex) {
-      let current = base;
+      const top = rootNow();
+      let current = top;
       let folded: Array<readonly [string, number]> | undefined;
       const step = (segment: string): boolean => {
         const picked = dirs.pick(current, segment);
@@ -61,18 +86,19 @@ export function createServedFolder(root: string, dirs: DirectoryIndex, store: Fi
       }
       if (!st?.isFile()) return { kind: 'none' };
       // Lexically inside (checked once a file is found, so a miss pays nothing for it), then on disk.
-      if (segments.length > 0 && !resolveContainedPath(base, segments.join('/')).ok) return { kind: 'none' };
-      const real = realPathOf(base);
+      if (segments.length > 0 && !resolveContainedPath(top, segments.join('/')).ok) return { kind: 'none' };
+      const real = realPathOf(top);
       if (!real || !isInsideReal(current, real)) return { kind: 'none' };
-      const facts = store.lookup(current, base, { stat: st, stamp });
+      const facts = store.lookup(current, top, { stat: st, stamp }, linked);
       if (!facts) return { kind: 'none' };
-      return { kind: 'file', facts, resolution: { absolute: current, ino: facts.ino, folded } };
+      return { kind: 'file', facts, resolution: { absolute: current, root: top, ino: facts.ino, folded } };
     },
     revalidate(resolution) {
+      if (resolution.root !== rootNow()) return undefined;
       if (resolution.folded) {
         for (const [dir, mtimeMs] of resolution.folded) if (!dirs.unchanged(dir, mtimeMs)) return undefined;
       }
-      const facts = store.lookup(resolution.absolute, base);
+      const facts = store.lookup(resolution.absolute, resolution.root, undefined, linked);
       return facts && facts.ino === resolution.ino ? facts : undefined;
     },
   };

@@ -1,3 +1,4 @@
+import { wwwrootProblems } from '../problem-codes.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -11,12 +12,12 @@ const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** A refusal the HTTP adapter answers as problem+json with this status and code. */
 export class ReleaseError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    detail: string,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  constructor(problem: { status: number; code: string }, detail: string) {
     super(detail);
+    this.status = problem.status;
+    this.code = problem.code;
   }
 }
 
@@ -26,11 +27,14 @@ export function parsePrefix(raw: string): string[] {
     .replace(/\\/g, '/')
     .split('/')
     .filter((s) => s !== '');
-  if (segments.length === 0) throw new ReleaseError(400, 'release.bad_prefix', 'the path prefix is empty');
+  if (segments.length === 0) throw new ReleaseError(wwwrootProblems.RELEASE_BAD_PREFIX, 'the path prefix is empty');
   for (const s of segments) {
     // Dot names are never served and would clash with the releases folder and temporary files.
     if (s.startsWith('.') || s.includes('\0') || s.includes('%')) {
-      throw new ReleaseError(400, 'release.bad_prefix', `the path prefix has a segment that is not allowed: ${s}`);
+      throw new ReleaseError(
+        wwwrootProblems.RELEASE_BAD_PREFIX,
+        `the path prefix has a segment that is not allowed: ${s}`,
+      );
     }
   }
   return segments;
@@ -46,7 +50,7 @@ export function keySegments(key: string): string[] {
 
 export function checkReleaseId(id: string): string {
   if (!ID_RE.test(id)) {
-    throw new ReleaseError(400, 'release.bad_id', 'a release id is 1 to 64 letters, digits, "-" or "_"');
+    throw new ReleaseError(wwwrootProblems.RELEASE_BAD_ID, 'a release id is 1 to 64 letters, digits, "-" or "_"');
   }
   return id;
 }

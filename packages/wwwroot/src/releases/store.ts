@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { wwwrootProblems } from '../problem-codes.js';
 import { isTemporaryFileName, writeFileAtomic } from '@ack/host';
 import {
   RELEASES_FOLDER,
@@ -104,7 +105,10 @@ export class ReleaseStore {
     for (const other of await this.prefixes()) {
       if (other === p.prefix) continue;
       if (other.startsWith(p.prefix) || p.prefix.startsWith(other)) {
-        throw new ReleaseError(409, 'release.nested_prefix', `${p.prefix} is nested with the release prefix ${other}`);
+        throw new ReleaseError(
+          wwwrootProblems.RELEASE_NESTED_PREFIX,
+          `${p.prefix} is nested with the release prefix ${other}`,
+        );
       }
     }
   }
@@ -115,13 +119,14 @@ export class ReleaseStore {
     await this.refuseNested(p);
     await this.serial(p.key, () => this.adopt(p, opts.by ?? 'adopted'));
     const id = opts.id !== undefined ? checkReleaseId(opts.id) : newReleaseId(this.now());
-    if (await exists(releaseDir(p, id))) throw new ReleaseError(409, 'release.id_taken', `release ${id} exists`);
+    if (await exists(releaseDir(p, id)))
+      throw new ReleaseError(wwwrootProblems.RELEASE_ID_TAKEN, `release ${id} exists`);
     const dir = stagingDir(p, id);
     try {
       await fs.mkdir(dir);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new ReleaseError(409, 'release.id_taken', `release ${id} is being staged`);
+        throw new ReleaseError(wwwrootProblems.RELEASE_ID_TAKEN, `release ${id} is being staged`);
       }
       throw err;
     }
@@ -136,7 +141,7 @@ export class ReleaseStore {
     await fs.mkdir(p.home, { recursive: true });
     const st = await fs.lstat(p.link).catch(() => null);
     if (!st || st.isSymbolicLink()) return;
-    if (!st.isDirectory()) throw new ReleaseError(409, 'release.not_a_folder', `${p.prefix} is a file`);
+    if (!st.isDirectory()) throw new ReleaseError(wwwrootProblems.RELEASE_NOT_A_FOLDER, `${p.prefix} is a file`);
     const id = newReleaseId(this.now());
     const summary = await treeSummary(p.link);
     const time = new Date(this.now()).toISOString();
@@ -153,7 +158,8 @@ export class ReleaseStore {
     checkReleaseId(id);
     return this.serial(p.key, async () => {
       const dir = stagingDir(p, id);
-      if (!(await exists(dir))) throw new ReleaseError(404, 'release.not_staged', `no release ${id} is being staged`);
+      if (!(await exists(dir)))
+        throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, `no release ${id} is being staged`);
       const by = await fs.readFile(path.join(p.home, `.${id}.by`), 'utf8').catch(() => '');
       const summary = await treeSummary(dir);
       this.step('staged');
@@ -244,8 +250,7 @@ export class ReleaseStore {
       const target = to !== undefined ? all.find((r) => r.id === to) : all[liveAt + 1];
       if (!target) {
         throw new ReleaseError(
-          404,
-          'release.not_found',
+          wwwrootProblems.RELEASE_NOT_FOUND,
           to !== undefined ? `no release ${to} of ${p.prefix}` : `${p.prefix} has no release before the live one`,
         );
       }

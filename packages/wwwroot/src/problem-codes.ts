@@ -138,4 +138,16 @@ export const wwwrootProblems = {
     "The module's refresh did not finish in time (also an upload answer's `refresh.code`).",
   ),
   SYNC: problemCodePrefix('sync', 'upload', 'file sync uploads and batches under `/wwwroot/api/sync`'),
+  // Releases of a prefix (`/wwwroot/api/sync/releases`, docs/releases.md).
+  RELEASE_BAD_PREFIX: code('release.bad_prefix', 400, 'The release `path` is empty or has a dot segment.'),
+  RELEASE_BAD_ID: code('release.bad_id', 400, 'A release `id` or `to` is not 1 to 64 letters, digits, `-` or `_`.'),
+  RELEASE_NESTED_PREFIX: code(
+    'release.nested_prefix',
+    409,
+    'The release `path` is inside another release prefix, or contains one.',
+  ),
+  RELEASE_NOT_A_FOLDER: code('release.not_a_folder', 409, 'The release `path` names a file.'),
+  RELEASE_ID_TAKEN: code('release.id_taken', 409, 'A release of that `id` is already staged or released.'),
+  RELEASE_NOT_STAGED: code('release.not_staged', 404, 'No release of that `id` is being staged.'),
+  RELEASE_NOT_FOUND: code('release.not_found', 404, 'No release `to`, or none before the live one.'),
 } as const satisfies Record<string, ProblemTableEntry>;

@@ -10,6 +10,7 @@ import { bad, parseModuleName, queryOf, resolveModulePath } from './targets.js';
 import { createBatchHandler } from './batch.js';
 import { createDigestCache } from './digest-cache.js';
 import { createListHandler } from './listing.js';
+import { createReleaseRouter } from '../releases/http.js';
 
 /** The 401's code for each way the token check fails. */
 const TOKEN_PROBLEMS: Record<Exclude<TokenVerdict, 'ok'>, { code: string }> = {
@@ -108,6 +109,8 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   // The listing and the batch (docs/sync.md "The delta"): what a client needs to send only what differs.
   router.get('/list', createListHandler(runtime, createDigestCache(runtime)));
   router.post('/batch', createBatchHandler(runtime, flow, logger));
+  // Releases of a prefix (docs/releases.md).
+  router.use('/releases', createReleaseRouter(runtime, flow));
 
   /** The answer to an upload: what was stored, once the module has been refreshed. */
   const answerUpload =

@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { testAppSettings, useTestHosts, type TestHost } from '@ack/host/test-support';
+import { wwwrootModule } from '../index.js';
+
+// The release endpoints over a real host (docs/wire-formats.md "Sync releases"): stage, push,
+// switch, list, rollback and discard; refusals as problem+json.
+
+const TOKEN = 'release-token';
+const AUTH = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
+const hosts = useTestHosts();
+
+async function start(): Promise<TestHost & { contracts: string }> {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+    'contracts/wwwroot/HDS/page.html': '<p>adopted</p>',
+  });
+  const running = await hosts.start(home, { wwwroot: wwwrootModule });
+  return { ...running, contracts: path.join(home.home, 'contracts', 'wwwroot') };
+}
+
+const api = (host: TestHost, route: string, q: Record<string, string>, init: RequestInit = {}) =>
+  fetch(`${host.url}/wwwroot/api/sync/releases${route}?${new URLSearchParams({ moduleName: 'wwwroot', ...q })}`, {
+    ...init,
+    headers: { Authorization: AUTH, ...(init.headers as Record<string, string>) },
+  });
+
+async function release(host: TestHost, files: Record<string, string>): Promise<string> {
+  const staged = await api(host, '/stage', { path: 'HDS/' }, { method: 'POST' });
+  expect(staged.status).toBe(201);
+  const { id } = (await staged.json()) as { id: string };
+  for (const [filePath, body] of Object.entries(files)) {
+    const put = await api(host, `/stage/${id}/file`, { path: 'HDS/', filePath }, { method: 'PUT', body });
+    expect(put.status).toBe(200);
+  }
+  const committed = await api(host, `/stage/${id}/commit`, { path: 'HDS/' }, { method: 'POST' });
+  expect(committed.status).toBe(200);
+  return id;
+}
+
+describe('sync releases over HTTP', () => {
+  it('switches a staged release in one step, lists it without the token, and rolls back', async () => {
+    const host = await start();
+    const page = () => fetch(`${host.url}/view/page.html`).then((r) => r.text());
+    expect(await page()).toBe('<p>adopted</p>');
+    const staged = await api(host, '/stage', { path: 'HDS/' }, { method: 'POST' });
+    const { id } = (await staged.json()) as { id: string };
+    await api(host, `/stage/${id}/file`, { path: 'HDS/', filePath: 'page.html' }, { method: 'PUT', body: '<p>r1</p>' });
+    // Staged, not yet live.
+    expect(await page()).toBe('<p>adopted</p>');
+    expect((await api(host, `/stage/${id}/commit`, { path: 'HDS/' }, { method: 'POST' })).status).toBe(200);
+    expect(await page()).toBe('<p>r1</p>');
+    const r2 = await release(host, { 'page.html': '<p>r2</p>' });
+    expect(await page()).toBe('<p>r2</p>');
+
+    const listed = (await (await api(host, '', { path: 'HDS/' })).json()) as {
+      releases: { id: string; live: boolean; by: string; digest: string }[];
+    };
+    expect(listed.releases.map((r) => r.live)).toEqual([true, false, false]);
+    expect(listed.releases[0]?.id).toBe(r2);
+    expect(JSON.stringify(listed)).not.toContain(TOKEN);
+    expect(listed.releases[0]?.by).toMatch(/^sha256:[0-9a-f]{8}$/);
+
+    const back = await api(host, '/rollback', { path: 'HDS/', to: id }, { method: 'POST' });
+    expect(back.status).toBe(200);
+    expect(await page()).toBe('<p>r1</p>');
+    expect(fs.lstatSync(path.join(host.contracts, 'HDS')).isSymbolicLink()).toBe(true);
+  });
+
+  it('refuses a nested prefix, an unknown release and a path out of the stage as problems', async () => {
+    const host = await start();
+    await release(host, { 'a.html': 'a' });
+    const nested = await api(host, '/stage', { path: 'HDS/TST/' }, { method: 'POST' });
+    expect(nested.status).toBe(409);
+    expect(nested.headers.get('content-type')).toContain('application/problem+json');
+    expect(await nested.json()).toMatchObject({ code: 'release.nested_prefix' });
+    // The neighbour that only shares letters is a prefix of its own.
+    expect((await api(host, '/stage', { path: 'HDSX/' }, { method: 'POST' })).status).toBe(201);
+
+    const unknown = await api(host, '/stage/r-none/commit', { path: 'HDS/' }, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ code: 'release.not_staged' });
+    const { id } = (await (await api(host, '/stage', { path: 'HDS/' }, { method: 'POST' })).json()) as { id: string };
+    const out = await api(
+      host,
+      `/stage/${id}/file`,
+      { path: 'HDS/', filePath: '../../x.html' },
+      { method: 'PUT', body: 'x' },
+    );
+    expect(out.status).toBe(400);
+    // A PUT is refused before its body for a bad prefix or an unknown staging, as a problem.
+    const badPrefix = await api(
+      host,
+      `/stage/${id}/file`,
+      { path: '.x/', filePath: 'a' },
+      { method: 'PUT', body: 'x' },
+    );
+    expect(badPrefix.status).toBe(400);
+    expect(await badPrefix.json()).toMatchObject({ code: 'release.bad_prefix' });
+    const notStaged = await api(
+      host,
+      '/stage/r-none/file',
+      { path: 'HDS/', filePath: 'a' },
+      { method: 'PUT', body: 'x' },
+    );
+    expect(notStaged.status).toBe(404);
+    expect((await api(host, `/stage/${id}`, { path: 'HDS/' }, { method: 'DELETE' })).status).toBe(200);
+    const noToken = await fetch(`${host.url}/wwwroot/api/sync/releases?moduleName=wwwroot&path=HDS/`);
+    expect(noToken.status).toBe(401);
+    expect((await api(host, '', { path: '../' })).status).toBe(400);
+  });
+});

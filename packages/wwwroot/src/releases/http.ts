@@ -1,0 +1,150 @@
+import { wwwrootProblems } from '../problem-codes.js';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import express, { type Router } from 'express';
+import { CONTRACT_TYPES, ProblemError, type UploadFlow } from '@ack/host';
+import type { WwwrootRuntime } from '../runtime.js';
+import { tokenFromAuthorization } from '../sync/basic-token.js';
+import { contractFolderOf } from '../sync/module-folders.js';
+import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
+import { ReleaseError, ReleaseStore } from './store.js';
+
+// The thin HTTP adapter of the release store, under `/wwwroot/api/sync/releases` behind the sync
+// token (docs/wire-formats.md "Sync releases"). Every refusal is problem+json.
+
+/** The token's fingerprint for the history: never the token itself (docs/releases.md). */
+export function tokenFingerprint(authorization: string | undefined): string {
+  const token = tokenFromAuthorization(authorization) ?? '';
+  return `sha256:${createHash('sha256').update(token).digest('hex').slice(0, 8)}`;
+}
+
+export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): Router {
+  const router = express.Router();
+  const stores = new Map<string, ReleaseStore>();
+  const storeOf = (folder: string) => {
+    let s = stores.get(folder);
+    if (!s) stores.set(folder, (s = new ReleaseStore({ contractDir: folder })));
+    return s;
+  };
+  // At start: staging debris of a host that died is removed, every prefix left on one release;
+  // release requests wait for it, or it could remove a stage they just began.
+  const recovered = (async () => {
+    const folders = new Set(await Promise.all(CONTRACT_TYPES.map((m) => contractFolderOf(runtime, m))));
+    for (const f of folders)
+      await storeOf(f)
+        .recover()
+        .catch(() => undefined);
+  })().catch(() => undefined);
+
+  /** The store and prefix a request names: `moduleName` and `path` in the query. */
+  const target = async (req: express.Request) => {
+    await recovered;
+    const q = queryOf(req);
+    const module = parseModuleName(q.get('modulename'));
+    const prefix = q.get('path') ?? '';
+    return { q, module, prefix, store: storeOf(await contractFolderOf(runtime, module)) };
+  };
+
+  /** Runs a handler; a `ReleaseError` becomes its problem. */
+  const route =
+    (work: (req: express.Request, res: express.Response) => Promise<void>) =>
+    (req: express.Request, res: express.Response, next: express.NextFunction) => {
+      work(req, res).catch((err: unknown) => {
+        next(asProblem(err));
+      });
+    };
+
+  router.post(
+    '/stage',
+    route(async (req, res) => {
+      const { q, module, prefix, store } = await target(req);
+      const s = await store.stage(prefix, {
+        id: q.get('id') || undefined,
+        by: tokenFingerprint(req.headers.authorization),
+      });
+      res.status(201).json({ module, prefix: s.prefix, id: s.id });
+    }),
+  );
+
+  // One file into a staged release, as the whole body (the one-file PUT's flow).
+  router.put('/stage/:id/file', (req, res, next) => {
+    void flow.handleBody(req, res, next, {
+      resolve: () => stagedFile(req).catch((err: unknown) => Promise.reject(asProblem(err))),
+      answer: ({ request, bytes, sha256 }) => void res.json({ path: request, bytes, sha256 }),
+    });
+  });
+
+  /** The staged file a PUT names; the staging must exist. */
+  async function stagedFile(req: express.Request) {
+    const { q, store, prefix } = await target(req);
+    const dir = store.paths(prefix);
+    const staging = `${dir.home}/${req.params.id}.staging`;
+    if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(String(req.params.id)) || !(await exists(staging))) {
+      throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, 'no such release is being staged');
+    }
+    const { relative, absolute } = await resolveInFolder(staging, q.get('filepath') ?? '');
+    return { change: 'Changed' as const, targets: [absolute], request: relative };
+  }
+
+  router.delete(
+    '/stage/:id/file',
+    route(async (req, res) => {
+      const { q, store, prefix } = await target(req);
+      const staging = `${store.paths(prefix).home}/${req.params.id}.staging`;
+      if (!(await exists(staging)))
+        throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, 'no such release is being staged');
+      const { relative, absolute } = await resolveInFolder(staging, q.get('filepath') ?? '');
+      const existed = await fs.rm(absolute).then(
+        () => true,
+        () => false,
+      );
+      res.json({ path: relative, existed });
+    }),
+  );
+
+  router.post(
+    '/stage/:id/commit',
+    route(async (req, res) => {
+      const { store, prefix } = await target(req);
+      res.json(await store.commit(prefix, String(req.params.id)));
+    }),
+  );
+
+  router.delete(
+    '/stage/:id',
+    route(async (req, res) => {
+      const { store, prefix } = await target(req);
+      res.json({ discarded: await store.discard(prefix, String(req.params.id)) });
+    }),
+  );
+
+  router.get(
+    '/',
+    route(async (req, res) => {
+      const { store, prefix, module } = await target(req);
+      res.json({ module, prefix: store.paths(prefix).prefix, releases: await store.list(prefix) });
+    }),
+  );
+
+  router.post(
+    '/rollback',
+    route(async (req, res) => {
+      const { q, store, prefix } = await target(req);
+      res.json(await store.rollback(prefix, q.get('to') || undefined));
+    }),
+  );
+  return router;
+}
+
+/** A store refusal as the problem the error handler answers. */
+function asProblem(err: unknown): unknown {
+  return err instanceof ReleaseError
+    ? new ProblemError({ status: err.status, code: err.code, detail: err.message })
+    : err;
+}
+
+const exists = (p: string) =>
+  fs.lstat(p).then(
+    () => true,
+    () => false,
+  );

@@ -1,0 +1,152 @@
+import { wwwrootProblems } from '../problem-codes.js';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { isTemporaryFileName } from '@ack/host';
+
+// Where a prefix's releases stand on disk (docs/releases.md "Layout on disk").
+
+export const RELEASES_FOLDER = '.ack-releases';
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** A refusal the HTTP adapter answers as problem+json with this status and code. */
+export class ReleaseError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(problem: { status: number; code: string }, detail: string) {
+    super(detail);
+    this.status = problem.status;
+    this.code = problem.code;
+  }
+}
+
+/** `HDS/TST/`, `/HDS\TST` → segments `['HDS','TST']`; dot segments and empty prefixes refused. */
+export function parsePrefix(raw: string): string[] {
+  const segments = raw
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((s) => s !== '');
+  if (segments.length === 0) throw new ReleaseError(wwwrootProblems.RELEASE_BAD_PREFIX, 'the path prefix is empty');
+  for (const s of segments) {
+    // Dot names are never served and would clash with the releases folder and temporary files.
+    if (s.startsWith('.') || s.includes('\0') || s.includes('%')) {
+      throw new ReleaseError(
+        wwwrootProblems.RELEASE_BAD_PREFIX,
+        `the path prefix has a segment that is not allowed: ${s}`,
+      );
+    }
+  }
+  return segments;
+}
+
+export function prefixKey(segments: string[]): string {
+  return segments.join('%2F');
+}
+
+export function keySegments(key: string): string[] {
+  return key.split('%2F');
+}
+
+export function checkReleaseId(id: string): string {
+  if (!ID_RE.test(id)) {
+    throw new ReleaseError(wwwrootProblems.RELEASE_BAD_ID, 'a release id is 1 to 64 letters, digits, "-" or "_"');
+  }
+  return id;
+}
+
+export function newReleaseId(now: number): string {
+  const stamp = new Date(now).toISOString().replace(/[-:.]/g, '');
+  return `r-${stamp}-${Math.floor(Math.random() * 0x10000)
+    .toString(16)
+    .padStart(4, '0')}`;
+}
+
+/** One prefix's paths under a contract folder. */
+export interface PrefixPaths {
+  segments: string[];
+  prefix: string; // `HDS/TST/`, as shown to people
+  key: string;
+  /** The live link: `<contract>/HDS/TST`. */
+  link: string;
+  /** The link being made before the swap: `<contract>/HDS/.TST.ack-link`. */
+  tempLink: string;
+  /** `<contract>/.ack-releases/HDS%2FTST`. */
+  home: string;
+}
+
+export function prefixPaths(contractDir: string, segments: string[]): PrefixPaths {
+  const link = path.join(contractDir, ...segments);
+  const key = prefixKey(segments);
+  return {
+    segments,
+    prefix: `${segments.join('/')}/`,
+    key,
+    link,
+    tempLink: path.join(path.dirname(link), `.${path.basename(link)}.ack-link`),
+    home: path.join(contractDir, RELEASES_FOLDER, key),
+  };
+}
+
+export const releaseDir = (p: PrefixPaths, id: string): string => path.join(p.home, id);
+export const manifestPath = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.json`);
+export const stagingDir = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.staging`);
+
+/** The id the live link points at, or null (no link, or a link that is not one of ours). */
+export async function liveId(p: PrefixPaths): Promise<string | null> {
+  let target: string;
+  try {
+    target = await fs.readlink(p.link);
+  } catch {
+    return null;
+  }
+  const resolved = path.resolve(path.dirname(p.link), target);
+  return path.dirname(resolved) === p.home ? path.basename(resolved) : null;
+}
+
+/** Files of a tree, relative `/`-paths, sorted; temporary files left out. */
+export async function treeFiles(root: string): Promise<string[]> {
+  const out: string[] = [];
+  async function walk(dir: string, rel: string): Promise<void> {
+    for (const e of await fs.readdir(dir, { withFileTypes: true })) {
+      if (isTemporaryFileName(e.name)) continue;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) await walk(path.join(dir, e.name), r);
+      else if (e.isFile()) out.push(r);
+    }
+  }
+  await walk(root, '');
+  return out.sort();
+}
+
+async function sha256File(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/** The tree digest (docs/releases.md "Manifest and history"): content only, no times. */
+export async function treeSummary(root: string): Promise<{ files: number; bytes: number; digest: string }> {
+  const files = await treeFiles(root);
+  const h = createHash('sha256');
+  let bytes = 0;
+  for (const f of files) {
+    const full = path.join(root, f);
+    bytes += (await fs.stat(full)).size;
+    h.update(`${f}\0${await sha256File(full)}\n`);
+  }
+  return { files: files.length, bytes, digest: `sha256:${h.digest('hex')}` };
+}
+
+/** Makes `dest` a tree of hard links to every file of `src` (folders made, symbolic links copied). */
+export async function linkTree(src: string, dest: string): Promise<void> {
+  await fs.mkdir(dest, { recursive: true });
+  for (const e of await fs.readdir(src, { withFileTypes: true })) {
+    if (isTemporaryFileName(e.name)) continue;
+    const from = path.join(src, e.name);
+    const to = path.join(dest, e.name);
+    if (e.isDirectory()) await linkTree(from, to);
+    else if (e.isFile()) await fs.link(from, to);
+    else if (e.isSymbolicLink()) await fs.symlink(await fs.readlink(from), to);
+  }
+}

@@ -1,0 +1,354 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { wwwrootProblems } from '../problem-codes.js';
+import { isTemporaryFileName, writeFileAtomic } from '@ack/host';
+import {
+  RELEASES_FOLDER,
+  ReleaseError,
+  checkReleaseId,
+  keySegments,
+  linkTree,
+  liveId,
+  manifestPath,
+  newReleaseId,
+  parsePrefix,
+  prefixPaths,
+  releaseDir,
+  stagingDir,
+  treeSummary,
+  type PrefixPaths,
+} from './layout.js';
+
+// The release store of one contract folder (docs/releases.md): stage, switch, rollback, list,
+// prune, grace and recover. Pure file-system work; the HTTP adapter and the CLI sit on top.
+
+export interface ReleaseEdit {
+  time: string;
+  path: string;
+  change: string;
+}
+
+export interface ReleaseManifest {
+  id: string;
+  prefix: string;
+  time: string;
+  by: string;
+  files: number;
+  bytes: number;
+  digest: string;
+  /** The release live before this one was switched to, and when (the grace period's start). */
+  previous?: string;
+  switchedAt?: string;
+  edits: ReleaseEdit[];
+}
+
+export type ReleaseInfo = Omit<ReleaseManifest, 'previous' | 'switchedAt'> & { live: boolean };
+
+/** Names of the steps a crash test may stop at (docs/releases.md "Crash safety"). */
+export type ReleaseStep = 'staged' | 'renamed' | 'manifest' | 'temp-link' | 'switched' | 'adopt-manifest' | 'adopted';
+
+export interface ReleaseStoreOptions {
+  contractDir: string;
+  /** `Releases:Keep`, default 5. */
+  keep?: number;
+  /** `Releases:GraceSeconds` in ms, default 10 minutes. */
+  graceMs?: number;
+  now?: () => number;
+  /** Called after each step; a test throws from it to leave the disk as a crash would. */
+  afterStep?: (step: ReleaseStep) => void;
+}
+
+export interface Staging {
+  id: string;
+  prefix: string;
+  /** The tree to write into: a hard-linked copy of the live release. */
+  dir: string;
+}
+
+export class ReleaseStore {
+  private readonly keep: number;
+  private readonly graceMs: number;
+  private readonly now: () => number;
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly options: ReleaseStoreOptions) {
+    this.keep = Math.max(1, options.keep ?? 5);
+    this.graceMs = options.graceMs ?? 600_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  private step(s: ReleaseStep): void {
+    this.options.afterStep?.(s);
+  }
+
+  /** Switches, rollbacks and prunes of one prefix run one at a time in this process. */
+  private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const run = (this.chains.get(key) ?? Promise.resolve()).then(work, work);
+    this.chains.set(
+      key,
+      run.catch(() => undefined),
+    );
+    return run;
+  }
+
+  paths(prefix: string): PrefixPaths {
+    return prefixPaths(this.options.contractDir, parsePrefix(prefix));
+  }
+
+  /** Prefixes that have releases here. */
+  async prefixes(): Promise<string[]> {
+    const names = await fs.readdir(path.join(this.options.contractDir, RELEASES_FOLDER)).catch(() => [] as string[]);
+    return names.filter((n) => !n.startsWith('.')).map((n) => `${keySegments(n).join('/')}/`);
+  }
+
+  private async refuseNested(p: PrefixPaths): Promise<void> {
+    for (const other of await this.prefixes()) {
+      if (other === p.prefix) continue;
+      if (other.startsWith(p.prefix) || p.prefix.startsWith(other)) {
+        throw new ReleaseError(
+          wwwrootProblems.RELEASE_NESTED_PREFIX,
+          `${p.prefix} is nested with the release prefix ${other}`,
+        );
+      }
+    }
+  }
+
+  /** Begins a release: a staging tree of hard links to the live release (or empty). */
+  async stage(prefix: string, opts: { id?: string; by?: string } = {}): Promise<Staging> {
+    const p = this.paths(prefix);
+    await this.refuseNested(p);
+    await this.serial(p.key, () => this.adopt(p, opts.by ?? 'adopted'));
+    const id = opts.id !== undefined ? checkReleaseId(opts.id) : newReleaseId(this.now());
+    if (await exists(releaseDir(p, id)))
+      throw new ReleaseError(wwwrootProblems.RELEASE_ID_TAKEN, `release ${id} exists`);
+    const dir = stagingDir(p, id);
+    try {
+      await fs.mkdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new ReleaseError(wwwrootProblems.RELEASE_ID_TAKEN, `release ${id} is being staged`);
+      }
+      throw err;
+    }
+    const live = await liveId(p);
+    if (live) await linkTree(releaseDir(p, live), dir);
+    await fs.writeFile(path.join(p.home, `.${id}.by`), opts.by ?? '').catch(() => undefined);
+    return { id, prefix: p.prefix, dir };
+  }
+
+  /** A prefix path that is a real folder becomes the first release (docs/releases.md "The switch"). */
+  private async adopt(p: PrefixPaths, by: string): Promise<void> {
+    await fs.mkdir(p.home, { recursive: true });
+    const st = await fs.lstat(p.link).catch(() => null);
+    if (!st || st.isSymbolicLink()) return;
+    if (!st.isDirectory()) throw new ReleaseError(wwwrootProblems.RELEASE_NOT_A_FOLDER, `${p.prefix} is a file`);
+    const id = newReleaseId(this.now());
+    const summary = await treeSummary(p.link);
+    const time = new Date(this.now()).toISOString();
+    await this.writeManifest(p, { id, prefix: p.prefix, time, by, ...summary, edits: [] });
+    this.step('adopt-manifest');
+    await fs.rename(p.link, releaseDir(p, id));
+    this.step('adopted');
+    await this.swapLink(p, id);
+  }
+
+  /** Finishes a staged release and switches to it in one rename. */
+  async commit(prefix: string, id: string): Promise<ReleaseManifest> {
+    const p = this.paths(prefix);
+    checkReleaseId(id);
+    return this.serial(p.key, async () => {
+      const dir = stagingDir(p, id);
+      if (!(await exists(dir)))
+        throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, `no release ${id} is being staged`);
+      const by = await fs.readFile(path.join(p.home, `.${id}.by`), 'utf8').catch(() => '');
+      const summary = await treeSummary(dir);
+      this.step('staged');
+      await fs.rename(dir, releaseDir(p, id));
+      await fs.rm(path.join(p.home, `.${id}.by`), { force: true });
+      this.step('renamed');
+      const manifest: ReleaseManifest = {
+        id,
+        prefix: p.prefix,
+        time: new Date(this.now()).toISOString(),
+        by,
+        ...summary,
+        edits: [],
+      };
+      return this.switchTo(p, manifest);
+    });
+  }
+
+  private async switchTo(p: PrefixPaths, manifest: ReleaseManifest): Promise<ReleaseManifest> {
+    const previous = await liveId(p);
+    const next = { ...manifest, previous: previous ?? undefined, switchedAt: new Date(this.now()).toISOString() };
+    if (previous === manifest.id) return manifest;
+    await this.writeManifest(p, next);
+    this.step('manifest');
+    await this.swapLink(p, manifest.id);
+    await this.prune(p);
+    return next;
+  }
+
+  private async swapLink(p: PrefixPaths, id: string): Promise<void> {
+    await fs.rm(p.tempLink, { force: true });
+    await fs.mkdir(path.dirname(p.link), { recursive: true });
+    await fs.symlink(path.relative(path.dirname(p.link), releaseDir(p, id)), p.tempLink);
+    this.step('temp-link');
+    await fs.rename(p.tempLink, p.link);
+    this.step('switched');
+  }
+
+  private async writeManifest(p: PrefixPaths, m: ReleaseManifest): Promise<void> {
+    await writeFileAtomic(manifestPath(p, m.id), `${JSON.stringify(m, null, 2)}\n`);
+  }
+
+  private async readManifest(p: PrefixPaths, id: string): Promise<ReleaseManifest | null> {
+    try {
+      return JSON.parse(await fs.readFile(manifestPath(p, id), 'utf8')) as ReleaseManifest;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Throws away a staged release. */
+  async discard(prefix: string, id: string): Promise<boolean> {
+    const p = this.paths(prefix);
+    checkReleaseId(id);
+    const dir = stagingDir(p, id);
+    const had = await exists(dir);
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.rm(path.join(p.home, `.${id}.by`), { force: true });
+    return had;
+  }
+
+  /** Releases of a prefix, newest first. */
+  async list(prefix: string): Promise<ReleaseInfo[]> {
+    return this.listOf(this.paths(prefix));
+  }
+
+  private async listOf(p: PrefixPaths): Promise<ReleaseInfo[]> {
+    const live = await liveId(p);
+    const names = await fs.readdir(p.home).catch(() => [] as string[]);
+    const out: ReleaseInfo[] = [];
+    for (const n of names) {
+      if (!n.endsWith('.json') || n.startsWith('.')) continue;
+      const m = await this.readManifest(p, n.slice(0, -5));
+      if (!m || !(await exists(releaseDir(p, m.id)))) continue;
+      const { previous: _p, switchedAt: _s, ...info } = m;
+      out.push({ ...info, live: m.id === live });
+    }
+    return out.sort((a, b) => (a.time === b.time ? b.id.localeCompare(a.id) : b.time.localeCompare(a.time)));
+  }
+
+  /** Switches back to `to`, else to the newest release older than the live one. */
+  async rollback(prefix: string, to?: string): Promise<ReleaseManifest> {
+    const p = this.paths(prefix);
+    if (to !== undefined) checkReleaseId(to);
+    return this.serial(p.key, async () => {
+      const all = await this.listOf(p);
+      const liveAt = all.findIndex((r) => r.live);
+      const target = to !== undefined ? all.find((r) => r.id === to) : all[liveAt + 1];
+      if (!target) {
+        throw new ReleaseError(
+          wwwrootProblems.RELEASE_NOT_FOUND,
+          to !== undefined ? `no release ${to} of ${p.prefix}` : `${p.prefix} has no release before the live one`,
+        );
+      }
+      const m = await this.readManifest(p, target.id);
+      return this.switchTo(p, m!);
+    });
+  }
+
+  /** Removes releases beyond `keep`, never the live one nor the previous one within its grace. */
+  private async prune(p: PrefixPaths): Promise<void> {
+    const all = await this.listOf(p);
+    const live = all.find((r) => r.live);
+    const protect = new Set<string>();
+    if (live) {
+      protect.add(live.id);
+      const m = await this.readManifest(p, live.id);
+      if (m?.previous && m.switchedAt && this.now() - Date.parse(m.switchedAt) < this.graceMs) protect.add(m.previous);
+    }
+    const kept = all.filter((r, i) => protect.has(r.id) || i < this.keep);
+    // Over `keep` with protected ones: drop the oldest unprotected first.
+    while (kept.length > Math.max(this.keep, protect.size)) {
+      const idx = kept.map((r) => protect.has(r.id)).lastIndexOf(false);
+      if (idx < 0) break;
+      kept.splice(idx, 1);
+    }
+    const keepIds = new Set(kept.map((r) => r.id));
+    for (const r of all) {
+      if (keepIds.has(r.id)) continue;
+      // The manifest goes first: a folder without one is debris that recover removes.
+      await fs.rm(manifestPath(p, r.id), { force: true });
+      await fs.rm(releaseDir(p, r.id), { recursive: true, force: true });
+    }
+  }
+
+  /** The file to serve from the previous release for a path the live one removed, within grace. */
+  async graceLookup(prefix: string, relPath: string): Promise<string | null> {
+    const p = this.paths(prefix);
+    const live = await liveId(p);
+    if (!live) return null;
+    const m = await this.readManifest(p, live);
+    if (!m?.previous || !m.switchedAt || this.now() - Date.parse(m.switchedAt) >= this.graceMs) return null;
+    const rel = relPath.split('/').filter((s) => s !== '');
+    if (rel.some((s) => s === '..' || s.startsWith('.'))) return null;
+    if (await exists(path.join(releaseDir(p, live), ...rel))) return null;
+    const old = path.join(releaseDir(p, m.previous), ...rel);
+    const st = await fs.stat(old).catch(() => null);
+    return st?.isFile() ? old : null;
+  }
+
+  /** The one-file form changed the live release: its manifest says so (docs/releases.md). */
+  async noteOneFileChange(prefix: string, filePath: string, change: string): Promise<void> {
+    const p = this.paths(prefix);
+    await this.serial(p.key, async () => {
+      const live = await liveId(p);
+      const m = live ? await this.readManifest(p, live) : null;
+      if (!m) return;
+      const summary = await treeSummary(releaseDir(p, m.id));
+      m.edits.push({ time: new Date(this.now()).toISOString(), path: filePath, change });
+      await this.writeManifest(p, { ...m, ...summary });
+    });
+  }
+
+  /** Run at start, before serving: one whole live release per prefix, no debris. */
+  async recover(): Promise<void> {
+    for (const prefix of await this.prefixes()) {
+      const p = this.paths(prefix);
+      await fs.rm(p.tempLink, { force: true });
+      for (const n of await fs.readdir(p.home)) {
+        const full = path.join(p.home, n);
+        if (n.endsWith('.staging') || isTemporaryFileName(n) || (n.startsWith('.') && n.endsWith('.by'))) {
+          await fs.rm(full, { recursive: true, force: true });
+        }
+      }
+      let live = await liveId(p);
+      if (live && !(await exists(releaseDir(p, live)))) live = null;
+      const names = await fs.readdir(p.home);
+      for (const n of names) {
+        const full = path.join(p.home, n);
+        if (n.endsWith('.json')) {
+          if (!(await exists(full.slice(0, -5)))) await fs.rm(full, { force: true });
+        } else if (n !== live && !names.includes(`${n}.json`)) {
+          await fs.rm(full, { recursive: true, force: true });
+        }
+      }
+      if (!live) {
+        const newest = (await this.listOf(p))[0];
+        if (newest && !(await fs.lstat(p.link).catch(() => null))?.isDirectory()) await this.swapLink(p, newest.id);
+      }
+      if ((await fs.readdir(p.home)).length === 0) await fs.rmdir(p.home).catch(() => undefined);
+    }
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs
+    .lstat(file)
+    .then(() => true)
+    .catch(() => false);
+}
+
+export { ReleaseError } from './layout.js';

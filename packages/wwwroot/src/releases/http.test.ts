@@ -13,7 +13,10 @@ const hosts = useTestHosts();
 
 async function start(): Promise<TestHost & { contracts: string }> {
   const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
-    'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
+    'modules/wwwroot/module.json': {
+      ModuleID: 'wwwroot',
+      ModuleConfig: { FileSyncTokens: [TOKEN], IsEnabledReleases: true },
+    },
     'contracts/wwwroot/HDS/page.html': '<p>adopted</p>',
   });
   const running = await hosts.start(home, { wwwroot: wwwrootModule });

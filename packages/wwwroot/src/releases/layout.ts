@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { isTemporaryFileName } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 
 // Where a prefix's releases stand on disk (docs/releases.md "Layout on disk").
 

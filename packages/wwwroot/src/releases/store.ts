@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { wwwrootProblems } from '../problem-codes.js';
-import { isTemporaryFileName, writeFileAtomic } from '@ack/host';
+import { writeFileAtomic } from '@ack/host';
+import { isTemporaryFileName } from '@ack/host/serving';
 import {
   RELEASES_FOLDER,
   ReleaseError,

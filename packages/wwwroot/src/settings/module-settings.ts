@@ -87,6 +87,11 @@ const ModuleConfigSchema = z.looseObject({
       return Number.isFinite(n) && n > 0 ? n : undefined;
     })
     .optional(),
+  // Releases are a first slice, off unless asked for (docs/releases.md "Status").
+  IsEnabledReleases: z
+    .unknown()
+    .transform((v) => v === true || (typeof v === 'string' && v.trim().toLowerCase() === 'true'))
+    .optional(),
   // A quoted "true"/"false" counts, as in appsettings.json.
   IsEnabledHtmxSample: z
     .unknown()
@@ -153,6 +158,8 @@ export interface WwwrootSettings {
   businessServerTimeoutMs: number;
   /** `SyncRefreshTimeoutMs`, else `DEFAULT_REFRESH_TIMEOUT_MS`. */
   syncRefreshTimeoutMs: number;
+  /** `IsEnabledReleases`: the release endpoints under `/wwwroot/api/sync/releases` (docs/releases.md); off by default. */
+  releasesEnabled: boolean;
   /** `IsEnabledHtmxSample`; when not set, true in the development environment (`RunningEnvironment` D) only. */
   htmxSampleEnabled: boolean;
   /** Live reload is on: in development unless `IsEnabledLiveReload` is false, elsewhere when it is true, never in production. */
@@ -223,6 +230,7 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     createIdPolicy: c.CreateIDPolicy,
     businessServerTimeoutMs: Math.max(1, parseTimeSpanMs(c.BusinessServerTimeout)),
     syncRefreshTimeoutMs: c.SyncRefreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS,
+    releasesEnabled: c.IsEnabledReleases ?? false,
     htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
     liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
     warnings: unknownConfigKeys(ctx),

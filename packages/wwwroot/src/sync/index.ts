@@ -109,8 +109,8 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   // The listing and the batch (docs/sync.md "The delta"): what a client needs to send only what differs.
   router.get('/list', createListHandler(runtime, createDigestCache(runtime)));
   router.post('/batch', createBatchHandler(runtime, flow, logger));
-  // Releases of a prefix (docs/releases.md).
-  router.use('/releases', createReleaseRouter(runtime, flow));
+  // Releases of a prefix (docs/releases.md): a first slice, mounted only when asked for.
+  if (runtime.settings.releasesEnabled) router.use('/releases', createReleaseRouter(runtime, flow));
 
   /** The answer to an upload: what was stored, once the module has been refreshed. */
   const answerUpload =

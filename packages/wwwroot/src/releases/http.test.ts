@@ -11,11 +11,13 @@ const TOKEN = 'release-token';
 const AUTH = `Basic ${Buffer.from(`${TOKEN}:`).toString('base64')}`;
 const hosts = useTestHosts();
 
-async function start(): Promise<TestHost & { contracts: string }> {
+async function start(
+  releases: Record<string, unknown> = { IsEnabledReleases: true },
+): Promise<TestHost & { contracts: string }> {
   const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
     'modules/wwwroot/module.json': {
       ModuleID: 'wwwroot',
-      ModuleConfig: { FileSyncTokens: [TOKEN], IsEnabledReleases: true },
+      ModuleConfig: { FileSyncTokens: [TOKEN], ...releases },
     },
     'contracts/wwwroot/HDS/page.html': '<p>adopted</p>',
   });
@@ -43,6 +45,21 @@ async function release(host: TestHost, files: Record<string, string>): Promise<s
 }
 
 describe('sync releases over HTTP', () => {
+  it('exist only when ModuleConfig:IsEnabledReleases is true ("true" counts; unset and anything else do not)', async () => {
+    for (const [setting, status] of [
+      [undefined, 404],
+      [false, 404],
+      ['yes', 404],
+      ['true', 201],
+    ] as const) {
+      const host = await start(setting === undefined ? {} : { IsEnabledReleases: setting });
+      const staged = await api(host, '/stage', { path: 'HDS/' }, { method: 'POST' });
+      expect(staged.status, String(setting)).toBe(status);
+      // Off, the folder stays a plain folder: nothing was adopted as a release.
+      if (status === 404) expect(fs.lstatSync(path.join(host.contracts, 'HDS')).isSymbolicLink()).toBe(false);
+    }
+  });
+
   it('switches a staged release in one step, lists it without the token, and rolls back', async () => {
     const host = await start();
     const page = () => fetch(`${host.url}/view/page.html`).then((r) => r.text());

@@ -3,9 +3,17 @@ import type { Request, Response } from 'express';
 import type { HostServices, ModuleRoutes } from '../modules/contract.js';
 import type { HostSettings } from '../settings/schema.js';
 import type { Logger } from '../logging/logger.js';
-import { sendProblem } from '../http/problem.js';
+import { sendProblem, type Problem } from '../http/problem.js';
 import { hostProblems } from '../http/problem-codes.js';
 import { checkHostAccessID } from '../guards/host-access.js';
+
+/** The 503 when the figures of every worker could not be gathered in time (`/metrics`, the status page). */
+export const FIGURES_UNAVAILABLE: Problem = {
+  status: 503,
+  code: hostProblems.OPERATIONS_METRICS_UNAVAILABLE.code,
+  detail: 'The figures of every worker could not be gathered in time.',
+  headers: { 'Retry-After': '1' },
+};
 
 /**
  * The original host's operations endpoints (docs/operations.md "Operations endpoints"):
@@ -137,16 +145,7 @@ export function createOperationsRoutes(options: OperationsOptions): ModuleRoutes
             text = await source();
           } catch (err) {
             logger.warn(`/metrics: ${(err as Error).message}`);
-            return sendProblem(
-              res,
-              {
-                status: 503,
-                code: hostProblems.OPERATIONS_METRICS_UNAVAILABLE.code,
-                detail: 'The figures of every worker could not be gathered in time.',
-                headers: { 'Retry-After': '1' },
-              },
-              req.method,
-            );
+            return sendProblem(res, FIGURES_UNAVAILABLE, req.method);
           }
           res
             .status(200)

@@ -5,9 +5,8 @@ import type { RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import type { ModuleRoutes, RawHandler } from '../modules/contract.js';
 import type { HealthState } from '../health/health-state.js';
-import type { operationsGuard } from '../metrics/operations.js';
+import { FIGURES_UNAVAILABLE, type operationsGuard } from '../metrics/operations.js';
 import { sendProblem } from '../http/problem.js';
-import { hostProblems } from '../http/problem-codes.js';
 import { createPushLog } from './pushes.js';
 import { statusView, type ProcessSample } from './view.js';
 import { workerStatusSource } from './cluster.js';
@@ -77,16 +76,7 @@ export function createStatusPage(options: StatusPageOptions): StatusPage {
     try {
       samples = await sampleAll();
     } catch {
-      return sendProblem(
-        res,
-        {
-          status: 503,
-          code: hostProblems.OPERATIONS_METRICS_UNAVAILABLE.code,
-          detail: 'The figures of every worker could not be gathered in time.',
-          headers: { 'Retry-After': '1' },
-        },
-        req.method,
-      );
+      return sendProblem(res, FIGURES_UNAVAILABLE, req.method);
     }
     const now = Date.now();
     while (history.length > 0 && now - history[0]!.at > WINDOW_MS) history.shift();

@@ -282,6 +282,31 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
   });
 });
 
+describe('ack sync upload <dir>: long paths', () => {
+  it('pushes and deletes 400 files whose paths are about 3 KiB each without a 413: their fields would pass 1 MiB in one batch', async () => {
+    const h = await host();
+    // Twelve folders of 240 characters: each path about 2.9 KiB, inside the 4,096 bytes of one field.
+    const deep = Array.from({ length: 12 }, (_, i) => `${String.fromCharCode(97 + i)}`.repeat(240)).join('/');
+    const files = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`${deep}/f${i}.txt`, `file ${i}`]));
+    const dir = workDir(cleanups, files);
+    const pushed = await push(dir, h.url);
+    expect(pushed.stderr).toBe('');
+    expect(pushed.code).toBe(0);
+    expect(pushed.hosts[0]).toMatchObject({ created: 400, changed: 0 });
+    expect(pushed.results.filter((r) => !r.ok)).toEqual([]);
+    expect(fs.readFileSync(path.join(h.contracts, 'HDS', deep, 'f399.txt'), 'utf8')).toBe('file 399');
+
+    // The same count of long paths to delete: `deletePath` fields, batched the same way.
+    fs.rmSync(path.join(dir, 'a'.repeat(240)), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'keep.txt'), 'k');
+    const deleted = await push(dir, h.url, '--delete');
+    expect(deleted.code).toBe(0);
+    expect(deleted.hosts[0]).toMatchObject({ created: 1, deleted: 400 });
+    expect(deleted.results.filter((r) => !r.ok)).toEqual([]);
+    expect(fs.existsSync(path.join(h.contracts, 'HDS', deep, 'f0.txt'))).toBe(false);
+  }, 120_000);
+});
+
 describe('ack sync upload <dir>: failures', () => {
   it('fails alone a local name the host refuses (a control character), the rest of its batch landing; shows five failures per reason, counts the rest once; --json lists every file', async () => {
     const h = await host();

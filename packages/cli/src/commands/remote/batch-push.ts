@@ -25,6 +25,38 @@ const ALONE_BYTES = 1024 * 1024;
 /** Most bytes and files one batch carries (well inside the host's limits). */
 const BATCH_BYTES = 4 * 1024 * 1024;
 const BATCH_FILES = 500;
+/** The fields a host takes in one batch when its offer does not say (names and values together). */
+const DEFAULT_FIELDS_BYTES = 1024 * 1024;
+
+/** The field bytes one entry costs: its field's name and its path, as the host counts them. */
+const fieldBytes = (name: 'filePath' | 'deletePath', remotePath: string) =>
+  Buffer.byteLength(name) + Buffer.byteLength(remotePath);
+
+/** Room for the fields of one batch: the host's bound, less the `moduleName` field and a margin. */
+function fieldsRoom(offer: BatchOffer): number {
+  return (offer.maxFieldsBytes ?? DEFAULT_FIELDS_BYTES) - 1024;
+}
+
+/** Splits paths to delete into batches within the host's file count and field bytes. */
+export function groupDeletions(paths: readonly string[], offer: BatchOffer): string[][] {
+  const maxFiles = Math.min(BATCH_FILES, offer.maxFiles);
+  const room = fieldsRoom(offer);
+  const batches: string[][] = [];
+  let current: string[] = [];
+  let fields = 0;
+  for (const p of paths) {
+    const cost = fieldBytes('deletePath', p);
+    if (current.length > 0 && (current.length >= maxFiles || fields + cost > room)) {
+      batches.push(current);
+      current = [];
+      fields = 0;
+    }
+    current.push(p);
+    fields += cost;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
 
 /** Splits the sends into batches that fit the host's limits; big files go alone. */
 export function groupForBatches(
@@ -36,20 +68,28 @@ export function groupForBatches(
   const maxBytes = Math.min(BATCH_BYTES, offer.maxBodyBytes === null ? Infinity : offer.maxBodyBytes / 2);
   const batches: LocalFile[][] = [];
   const alone: LocalFile[] = [];
+  const room = fieldsRoom(offer);
   let current: LocalFile[] = [];
   let bytes = 0;
+  let fields = 0;
   for (const file of files) {
     if (file.size > ALONE_BYTES || file.size + 1024 > maxBytes) {
       alone.push(file);
       continue;
     }
-    if (current.length >= maxFiles || bytes + file.size + 512 > maxBytes) {
+    const cost = fieldBytes('filePath', file.remotePath);
+    if (
+      current.length > 0 &&
+      (current.length >= maxFiles || bytes + file.size + 512 > maxBytes || fields + cost > room)
+    ) {
       batches.push(current);
       current = [];
       bytes = 0;
+      fields = 0;
     }
     current.push(file);
     bytes += file.size + 512;
+    fields += cost;
   }
   if (current.length > 0) batches.push(current);
   return { batches, alone };
@@ -235,9 +275,7 @@ export async function pushPlan(
   let tasks: Array<() => Promise<PushResult[]>>;
   if (offer) {
     const { batches, alone } = groupForBatches(sends, offer);
-    const deleteBatches: string[][] = [];
-    for (let i = 0; i < plan.deleted.length; i += Math.min(BATCH_FILES, offer.maxFiles))
-      deleteBatches.push(plan.deleted.slice(i, i + Math.min(BATCH_FILES, offer.maxFiles)));
+    const deleteBatches = groupDeletions(plan.deleted, offer);
     tasks = [
       ...alone.map(one),
       ...batches.map((b) => () => sendBatch(url, token, module, b, [], offer, settings)),

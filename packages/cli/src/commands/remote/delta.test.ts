@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
-import { groupForBatches } from './batch-push.js';
+import { groupDeletions, groupForBatches } from './batch-push.js';
 import { planDelta, type LocalFile } from './delta-plan.js';
 import { listingOf, parseListing, readListing } from './listing-client.js';
 
@@ -169,5 +169,32 @@ describe('groupForBatches', () => {
     const { batches, alone } = groupForBatches(files, offer);
     expect(alone.map((f) => f.remotePath)).toEqual(['big']);
     expect(batches.map((b) => b.length)).toEqual([3, 3, 1]);
+  });
+});
+
+describe("batches within the host's field bytes (names and values, 1 MiB unless the offer says)", () => {
+  // `filePath` (8 bytes) + a path: the batch's room is the offer's bound less 1,024 bytes.
+  const offer = { path: '/b', maxFiles: 500, maxFileBytes: 1e9, maxBodyBytes: null, maxFieldsBytes: 1024 + 3 * 100 };
+  const named = (n: number, length: number) => `HDS/${String(n).padStart(3, '0')}${'p'.repeat(length - 7)}`;
+
+  it('fills a batch up to the room exactly, and starts another one byte past it', () => {
+    const exactly = [named(1, 92), named(2, 92), named(3, 92)].map((p) => local(p, SHA, 1));
+    expect(groupForBatches(exactly, offer).batches.map((b) => b.length)).toEqual([3]);
+    const over = [named(1, 92), named(2, 92), named(3, 93)].map((p) => local(p, SHA, 1));
+    expect(groupForBatches(over, offer).batches.map((b) => b.length)).toEqual([2, 1]);
+  });
+
+  it('splits deletions the same way (`deletePath`, 10 bytes, a name)', () => {
+    const paths = [named(1, 90), named(2, 90), named(3, 90)];
+    expect(groupDeletions(paths, offer).map((b) => b.length)).toEqual([3]);
+    expect(groupDeletions([...paths.slice(0, 2), named(3, 91)], offer).map((b) => b.length)).toEqual([2, 1]);
+  });
+
+  it('takes 1 MiB when the host does not say, and still the file count', () => {
+    const long = Array.from({ length: 400 }, (_, i) => local(named(i, 3000), SHA, 1));
+    const { batches } = groupForBatches(long, { path: '/b', maxFiles: 500, maxFileBytes: 1e9, maxBodyBytes: null });
+    expect(batches.map((b) => b.length)).toEqual([348, 52]);
+    const many = Array.from({ length: 7 }, (_, i) => `HDS/${i}`);
+    expect(groupDeletions(many, { ...offer, maxFiles: 3 }).map((b) => b.length)).toEqual([3, 3, 1]);
   });
 });

@@ -19,6 +19,8 @@ export interface BatchOffer {
   maxFiles: number;
   maxFileBytes: number;
   maxBodyBytes: number | null;
+  /** The bytes of every field of one batch together (names and values); hosts that say nothing take 1 MiB. */
+  maxFieldsBytes?: number;
 }
 
 export interface ParsedListing {
@@ -51,7 +53,8 @@ const isOffer = (v: unknown): v is BatchOffer => {
     Number.isSafeInteger(o.maxFiles) &&
     o.maxFiles > 0 &&
     Number.isSafeInteger(o.maxFileBytes) &&
-    (o.maxBodyBytes === null || Number.isSafeInteger(o.maxBodyBytes))
+    (o.maxBodyBytes === null || Number.isSafeInteger(o.maxBodyBytes)) &&
+    (o.maxFieldsBytes === undefined || (Number.isSafeInteger(o.maxFieldsBytes) && o.maxFieldsBytes > 0))
   );
 };
 

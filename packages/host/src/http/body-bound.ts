@@ -49,9 +49,13 @@ export class BodyCounter {
     return this.passed ? bodyTooLarge(this.maxBodyBytes!) : undefined;
   }
 
-  /** The counter as a stream between the request and a parser: it fails with the 413. */
-  stream(): Transform {
+  /**
+   * The counter as a stream between the request and a parser: it fails with the 413. With
+   * `readAheadBytes`, it takes up to that many bytes from the request ahead of the parser.
+   */
+  stream(readAheadBytes?: number): Transform {
     return new Transform({
+      ...(readAheadBytes === undefined ? {} : { writableHighWaterMark: readAheadBytes }),
       transform: (chunk: Buffer, _enc, cb) => {
         const refused = this.add(chunk.length);
         if (refused) return cb(refused);

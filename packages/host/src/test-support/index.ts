@@ -128,6 +128,7 @@ export { waitFor, type WaitForOptions } from './wait-for.js';
 export { fuzzOptions, type FuzzOptions } from './fuzz.js';
 export { testDatabases, type DatabaseAddress } from './databases.js';
 export { TcpRelay } from './tcp-relay.js';
+export { holdFileSystem } from './hold-file-system.js';
 export { freePort, type FreePortOptions } from './free-port.js';
 export { startRedisServer } from './redis-server.js';
 export { problemRowKey, problemRowName, problemTableFaults } from './problem-table.js';

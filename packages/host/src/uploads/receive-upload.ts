@@ -103,6 +103,13 @@ export class ClientGoneError extends Error {
 
 /** Files of one batch staged at once (each at most 1 MiB in memory). */
 const BATCH_FILES_AT_ONCE = 8;
+/**
+ * A batch's body read ahead of its staging (docs/sync.md "Interrupted writes"): a client's closed
+ * connection shows only once the bytes it sent before are read, and a paused socket is not read,
+ * so without it a batch of many small files cut by its client would stage every part the kernel
+ * still held before ending. 4 MiB is the most the CLI puts in one batch.
+ */
+const BATCH_READ_AHEAD_BYTES = 4 * 1024 * 1024;
 
 const LIMITS = { files: 1, fields: 32, parts: 40, fieldSize: 64 * 1024, fieldNameSize: 200 };
 
@@ -237,6 +244,9 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
       };
       const stage = (async () => {
         const target = await batch.stageFile(fields, index);
+        // The form failed (its client gone, say) while this file's target was resolved: the parts
+        // the parser had already taken are dropped, never staged.
+        if (settled) return void file.stream.resume();
         if ('refused' in target) return refuse(target.refused);
         try {
           // Not flushed yet: the flow flushes the batch's files together before committing any. A
@@ -276,7 +286,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
         if (fields.add(decodeFormDataName(name), value) > maxFieldsBytes) fail(formTooLarge(prefix, maxFieldsBytes));
       });
       const bound = new BodyCounter(options.maxBodyBytes);
-      counter = bound.stream();
+      counter = bound.stream(options.batch ? BATCH_READ_AHEAD_BYTES : undefined);
       request.pipe(counter);
       // Whatever fails between the request and the parser ends up here, never as an 'error' event.
       pipeline(counter, busboy, (err) => {

@@ -56,6 +56,7 @@ const config = defineConfig({
       'packages/wwwroot/src/sync/listing*.test.ts',
       // The sign-out store and its file: several handles on one file stand for several processes.
       'packages/host/src/sign-in/revocation*.test.ts',
+      'packages/host/src/sign-in/token-id-table*.test.ts',
     ],
     // A mutant that makes a request hang fails its test here (killed) rather than running into
     // Stryker's own time-out, which restarts the test runner.

@@ -178,6 +178,26 @@ describe('a reader of the sign-out file', () => {
     expect(r.ids()).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
+  it('reads a file written again in place (same inode, longer than what it read) from its start', async () => {
+    // A backup restored with `cp`, or a new file that got a freed inode number: the identity is
+    // the same, the records before the reader's place are not.
+    const file = tempFile();
+    fs.writeFileSync(file, recordOf('a', later()) + recordOf('b', later()));
+    const r = open(file);
+    await r.refresh();
+    const { ino } = fs.statSync(file);
+    const restored = `${file}.backup`;
+    fs.writeFileSync(restored, recordOf('c', later()) + recordOf('d', later()) + recordOf('e', later()));
+    fs.copyFileSync(restored, file);
+    expect(fs.statSync(file).ino).toBe(ino);
+    await r.refresh();
+    expect(r.ids()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    // Its neighbour: the same file grown by an append is read on from the reader's place only.
+    fs.appendFileSync(file, recordOf('f', later()));
+    await r.refresh();
+    expect(r.ids()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+  });
+
   it('fails a read it cannot make (not a missing file), and the next read after it still runs', async () => {
     const file = tempFile();
     const blocked = path.join(path.dirname(file), 'blocked');
@@ -270,7 +290,10 @@ describe('compaction of the sign-out file', () => {
     await h.refresh();
     const more = later();
     await h.append('c', more);
-    expect(fs.readFileSync(file, 'utf8')).toBe(recordOf('a', a2) + recordOf('b', a1) + recordOf('c', more));
+    // A line of its own first (a reader tells this file from another that got the same inode).
+    const [header, ...records] = fs.readFileSync(file, 'utf8').split('\n').slice(1);
+    expect(header).toMatch(/^\{"file":"[0-9a-f]{16}"\}$/);
+    expect(records.map((r) => `\n${r}`).join('')).toBe(recordOf('a', a2) + recordOf('b', a1) + recordOf('c', more));
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(path.dirname(file))).toEqual(['sign-outs']);
     // Counted again from the new file: the next sign-out does not compact it again.

@@ -115,6 +115,21 @@ export function createLineReader(emit: (tokenId: string, expiresAtMs: number) =>
 
 const idOf = (s: fs.Stats) => `${s.dev}:${s.ino}`;
 
+/**
+ * The bytes of a file's start that a reader compares before reading on from its place: a file
+ * deleted or replaced may get the inode number of the one it replaced (file systems reuse freed
+ * ones), so the identity alone could make a reader skip the first records of a new file. Every
+ * compacted file starts with a line of its own (below), which no record parses as.
+ */
+const HEAD_BYTES = 64;
+const headerLine = () => `\n${JSON.stringify({ file: crypto.randomBytes(8).toString('hex') })}`;
+
+async function headOf(handle: fsp.FileHandle, size: number): Promise<Buffer> {
+  const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
+  const { bytesRead } = await handle.read(head, 0, head.length, 0);
+  return head.subarray(0, bytesRead);
+}
+
 /** Reads `handle` from `from` up to `to` through `reader`, a chunk per turn of the event loop. */
 async function readRange(
   handle: fsp.FileHandle,
@@ -143,6 +158,7 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
   // The reader's place: which file (a compaction replaces it) and how far it was read.
   let identity: string | undefined;
   let offset = 0;
+  let head: Buffer = Buffer.alloc(0);
   // Records read from this file (live, expired or repeated), to know when compaction pays.
   let records = 0;
   const emit = (tokenId: string, expiresAtMs: number) => {
@@ -181,7 +197,8 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
     const handle = await fsp.open(file, 'r');
     try {
       const stat = await handle.stat();
-      if (idOf(stat) !== identity || stat.size < offset) {
+      const start = await headOf(handle, stat.size);
+      if (idOf(stat) !== identity || stat.size < offset || !start.subarray(0, head.length).equals(head)) {
         // A new file (first read, or a compaction replaced it): read whole. What was read of the
         // old one stays known: nothing live is forgotten.
         identity = idOf(stat);
@@ -189,6 +206,7 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
         records = 0;
         reader = createLineReader(emit);
       }
+      head = start;
       offset = await readRange(handle, offset, stat.size, reader, chunkBytes);
     } finally {
       await handle.close();
@@ -240,7 +258,7 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
         const read = await readRange(old, 0, size, createLineReader(keep), chunkBytes);
         const out = await fsp.open(temp, 'wx', 0o600);
         try {
-          let batch: string[] = [];
+          let batch: string[] = [headerLine()];
           for (const [id, exp] of live) {
             batch.push(recordOf(id, exp));
             if (batch.length < 8192) continue;

@@ -2,6 +2,7 @@ import type { Logger } from '../logging/logger.js';
 import type { SharedSessionStore } from '../session/store-base.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { openRevocationFile, type RevocationFileOptions } from './revocation-file.js';
+import { TokenIdTable } from './token-id-table.js';
 
 /**
  * Signed-out authentication cookies (docs/dev-sign-in.md "Sign-out holds"): a cookie is valid until
@@ -71,17 +72,13 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
     const reason = (err as NodeJS.ErrnoException | undefined)?.code ?? String(err);
     logger?.error(`sign-out file ${options.file}: ${what} failed (${reason}); sign-outs are kept in this process only`);
   };
-  const local = new Map<string, number>();
+  const local = new TokenIdTable();
   // Expired ids are swept once the list has doubled since the last sweep: amortised O(1) a sign-out.
   let sweepAt = SWEEP_STEP;
   let sweeping = false;
   const sweep = async () => {
     sweeping = true;
-    let seen = 0;
-    for (const [id, exp] of local) {
-      if (exp <= Date.now()) local.delete(id);
-      if (++seen % SWEEP_STEP === 0) await nextTurn();
-    }
+    await local.sweep(Date.now(), SWEEP_STEP, () => nextTurn());
     sweepAt = Math.max(SWEEP_STEP, 2 * local.size);
     sweeping = false;
   };

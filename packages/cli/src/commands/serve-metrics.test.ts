@@ -148,12 +148,16 @@ describe('Prometheus scraping ack serve --workers 2', () => {
       expect(await query(prometheus, 'up{job="ack"}')).toBe(1);
       // Both workers serve (the primary hands new connections round the workers): the figures above
       // are the sum of two processes, not one worker's.
-      const pids = new Set<number>();
+      // Each names its worker id (node:cluster numbers workers from 1), as its log lines do.
+      const workers = new Map<number, number | null>();
       for (let i = 0; i < 6; i++) {
         const res = await fetch(`${served.url}/diagnostics`, { headers: { hostAccessID: KEY, Connection: 'close' } });
-        pids.add(((await res.json()) as { process: { processId: number } }).process.processId);
+        const figures = (await res.json()) as { process: { processId: number }; hosting: { workerId: number | null } };
+        workers.set(figures.process.processId, figures.hosting.workerId);
       }
-      expect(pids.size).toBe(2);
+      expect(workers.size).toBe(2);
+      expect([...workers.values()].sort()).toEqual([1, 2]);
+      for (const pid of workers.keys()) expect(served.output()).toContain(`worker ${pid} listening`);
 
       const scrape = await fetch(`${served.url}/metrics`, { headers: { Authorization: `Bearer ${KEY}` } });
       expect(scrape.status).toBe(200);

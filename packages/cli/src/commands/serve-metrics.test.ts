@@ -27,7 +27,7 @@ afterEach(async () => {
 
 async function serveWorkers(): Promise<ServingAck> {
   const home = hosts.home(
-    { AppSettings: { LoadModules: ['wwwroot'], HostAccessID: KEY } },
+    { AppSettings: { LoadModules: ['wwwroot'], HostAccessID: KEY, UseContractSync: true } },
     {
       'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: {} },
       'modules/wwwroot/wwwroot/hello.txt': 'hello',
@@ -51,12 +51,22 @@ async function serveWorkers(): Promise<ServingAck> {
   return served;
 }
 
+const operationsDoc = () =>
+  fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/operations.md'), 'utf8');
+
+/** Every metric the tables of docs/operations.md "Names" document, with its type. */
+function documentedMetrics(): Array<{ name: string; type: string }> {
+  const doc = operationsDoc();
+  const names = doc.slice(doc.indexOf('### Names'), doc.indexOf('### The hot path'));
+  return [...names.matchAll(/^\| `([a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map((m) => ({
+    name: m[1]!,
+    type: m[2]!,
+  }));
+}
+
 /** The Prometheus scrape config of docs/operations.md "Metrics", verbatim. */
 function documentedScrapeConfig(): string {
-  const doc = fs.readFileSync(
-    path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/operations.md'),
-    'utf8',
-  );
+  const doc = operationsDoc();
   const block = /```yaml\n(scrape_configs:\n[\s\S]*?)```/.exec(doc)?.[1];
   if (!block) throw new Error('docs/operations.md has no scrape_configs block');
   for (const part of ['your-host-access-id', "'127.0.0.1:8421'", 'scrape_interval: 15s'])
@@ -161,9 +171,15 @@ describe('Prometheus scraping ack serve --workers 2', () => {
 
       const scrape = await fetch(`${served.url}/metrics`, { headers: { Authorization: `Bearer ${KEY}` } });
       expect(scrape.status).toBe(200);
-      const check = spawnSync('promtool', ['check', 'metrics'], { input: await scrape.text(), encoding: 'utf8' });
+      const text = await scrape.text();
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
       expect(check.stdout + check.stderr).toBe('');
       expect(check.status).toBe(0);
+      // Every name the docs list (the OpenTelemetry ones, the original's, the host's own) is in the
+      // scrape with the type they give it, so a dashboard built from the docs finds it.
+      const documented = documentedMetrics();
+      expect(documented.length).toBeGreaterThanOrEqual(25);
+      expect(documented.filter(({ name, type }) => !text.includes(`\n# TYPE ${name} ${type}\n`))).toEqual([]);
     },
   );
 });

@@ -9,7 +9,7 @@ import { publicOutcome, refreshModule } from './refresh.js';
 import { bad, parseModuleName, queryOf, resolveModulePath } from './targets.js';
 import { createBatchHandler } from './batch.js';
 import { createDigestCache } from './digest-cache.js';
-import { createListHandler } from './listing.js';
+import { createListHandler } from './listing-http.js';
 import { createReleaseRouter } from '../releases/http.js';
 
 /** The 401's code for each way the token check fails. */

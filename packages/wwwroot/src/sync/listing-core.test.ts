@@ -86,6 +86,15 @@ describe('the listing walk, in process', () => {
     expect(slices[0]!.dir).toBe(root);
   });
 
+  it('sorts names as JavaScript compares strings (UTF-16 code units), not as their UTF-8 bytes sort', async () => {
+    // The folder hands names over in byte order (U+FF21 is EF BC A1, U+1F600 is F0 9F 98 80); the
+    // listing's order is the one a client sorting the same paths in JavaScript gets.
+    put({ '\uFF21.txt': 'a', '\u{1F600}.txt': 'b', 'z.txt': 'c', 'd/\uFF21': 'd', 'd/\u{1F600}': 'e' });
+    const listed = paths(await walk());
+    expect(listed).toEqual(['d/\u{1F600}', 'd/\uFF21', 'z.txt', '\u{1F600}.txt', '\uFF21.txt']);
+    expect(listed).toEqual([...listed].sort());
+  });
+
   it('walks from a folder, a file, a root given with a trailing separator; nothing from outside or from nothing', async () => {
     put({ 'HDS/in/a.html': 'a', 'HDS/z.html': 'z', 'top.txt': 't' });
     expect(paths(await walk(path.join(root, 'HDS')))).toEqual(['HDS/in/a.html', 'HDS/z.html']);

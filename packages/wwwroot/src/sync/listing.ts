@@ -1,13 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { resolveContainedPath } from '@ack/host';
+import type { Response } from 'express';
 import { isTemporaryFileName } from '@ack/host/serving';
-import type { WwwrootRuntime } from '../runtime.js';
-import { batchOffer } from './batch.js';
 import type { DigestCache, ListedFile } from './digest-cache.js';
-import { contractFolderOf } from './module-folders.js';
-import { parseModuleName, queryOf, resolveInFolder } from './targets.js';
 
 /** Files hashed at once while listing: enough to keep the disk busy, few enough to stay fair. */
 const HASH_CONCURRENCY = 8;
@@ -50,9 +45,10 @@ export interface ContainedSlice {
 }
 
 /**
- * A folder's entries, sorted by name, temporary upload files left out; none when it cannot be
- * read. Read in the thread pool, which hands them over sorted by name already: the sort here then
- * only checks (100,000 entries: 3 ms, against 60 ms in the folder's own order). The walk asks for
+ * A folder's entries, sorted by name as JavaScript compares strings, temporary upload files left
+ * out; none when it cannot be read. Read in the thread pool, which hands them over sorted by their
+ * UTF-8 bytes: the sort here only moves names whose two orders differ (characters past U+FFFF
+ * beside U+E000-U+FFFF), so it costs little (100,000 entries: 3 ms, against 60 ms unsorted). The walk asks for
  * the next folder before it needs it, so that the round trip costs it no wait (docs/sync.md
  * "Speed").
  */
@@ -226,32 +222,4 @@ export async function streamListing(
   chunk += `${JSON.stringify({ done: true, files, bytes, ...trailer })}\n`;
   await send();
   res.end();
-}
-
-/**
- * `GET /wwwroot/api/sync/list?moduleName=&prefix=` (docs/wire-formats.md "Sync listing"): every file
- * under `prefix` in the module's contract folder, with size and SHA-256, as NDJSON. A bad module or
- * a prefix that leaves the folder is a 400 problem, as for an upload.
- */
-export function createListHandler(runtime: WwwrootRuntime, cache: DigestCache): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      const query = queryOf(req);
-      const module = parseModuleName(query.get('modulename'));
-      const folder = await contractFolderOf(runtime, module);
-      const prefix = query.get('prefix') ?? '';
-      const lexical = resolveContainedPath(folder, prefix);
-      // No prefix (or only `/` and `.`) is the whole folder; anything else resolves like a target.
-      const start =
-        !lexical.ok && lexical.reason === 'empty' ? folder : (await resolveInFolder(folder, prefix)).absolute;
-      await streamListing(res, folder, start, cache, {
-        module,
-        prefix: path.relative(folder, start).split(path.sep).join('/'),
-        batch: batchOffer(runtime),
-      });
-    } catch (err) {
-      if (res.headersSent) return void res.destroy(); // mid-listing: cut short, the client sees no closing line
-      next(err);
-    }
-  };
 }

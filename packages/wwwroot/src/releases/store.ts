@@ -182,7 +182,8 @@ export class ReleaseStore {
   private async switchTo(p: PrefixPaths, manifest: ReleaseManifest): Promise<ReleaseManifest> {
     const previous = await liveId(p);
     const next = { ...manifest, previous: previous ?? undefined, switchedAt: new Date(this.now()).toISOString() };
-    if (previous === manifest.id) return manifest;
+    // Already live: nothing switches, and nothing changed.
+    if (previous === manifest.id) return { ...manifest, previous: manifest.id };
     await this.writeManifest(p, next);
     this.step('manifest');
     await this.swapLink(p, manifest.id);

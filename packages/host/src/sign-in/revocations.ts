@@ -69,7 +69,8 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
   const fileFailed = (what: string, err: unknown) => {
     if (fileFailures.has(what)) return;
     fileFailures.add(what);
-    const reason = (err as NodeJS.ErrnoException | undefined)?.code ?? String(err);
+    // The file's failures are Node's system errors, which carry their code.
+    const reason = (err as NodeJS.ErrnoException).code ?? String(err);
     logger?.error(`sign-out file ${options.file}: ${what} failed (${reason}); sign-outs are kept in this process only`);
   };
   const local = new TokenIdTable();
@@ -89,10 +90,9 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
     local.set(tokenId, expiresAtMs);
     if (local.size >= sweepAt && !sweeping) void sweep();
   };
+  /** True while `tokenId` is signed out; an expired one is dropped as it is met (deleting one not kept changes nothing). */
   const known = (tokenId: string): boolean => {
-    const exp = local.get(tokenId);
-    if (exp === undefined) return false;
-    if (exp > Date.now()) return true;
+    if ((local.get(tokenId) ?? 0) > Date.now()) return true;
     local.delete(tokenId);
     return false;
   };
@@ -133,11 +133,10 @@ export function createRevocationList(options: RevocationOptions = {}): Revocatio
     async isRevoked(tokenId, sessionHoldsIt = false) {
       if (known(tokenId)) return true;
       if (sessionHoldsIt && sharedStore) return false;
-      if (file) {
-        // Waits for the start-up read, if still under way, then reads what was added since.
-        await refresh();
-        if (known(tokenId)) return true;
-      }
+      // Waits for the start-up read, if still under way, then reads what was added since (at once
+      // without a file).
+      await refresh();
+      if (known(tokenId)) return true;
       if (!sharedStore) return false;
       const found = await new Promise<unknown>((resolve, reject) =>
         sharedStore.get(REVOKED_KEY_PREFIX + tokenId, (err, data) => (err ? reject(err as Error) : resolve(data))),

@@ -101,9 +101,30 @@ describe('TokenIdTable (property)', () => {
     );
   });
 
+  it('tells apart ids that differ in one of their four words only, among thousands', () => {
+    const table = new TokenIdTable();
+    const word = (n: number) => n.toString(16).padStart(8, '0');
+    const kept: string[] = [];
+    for (let n = 0; n < 20_000; n++)
+      kept.push(word(n * 7919) + word(n * 104729) + word(n * 1299709) + word(n * 15485863));
+    kept.forEach((id, n) => table.set(id, n + 1));
+    for (const [n, id] of kept.entries()) {
+      expect(table.get(id)).toBe(n + 1);
+      // Its neighbours, each with one word changed, were never signed out.
+      for (let w = 0; w < 4; w++) {
+        const near =
+          id.slice(0, 8 * w) +
+          word((parseInt(id.slice(8 * w, 8 * w + 8), 16) ^ 0x80000000) >>> 0) +
+          id.slice(8 * w + 8);
+        expect(table.get(near), near).toBeUndefined();
+      }
+    }
+  });
+
   it('refuses an expiry that is not a time after the epoch', () => {
     const table = new TokenIdTable();
-    for (const bad of [0, -1, Number.NaN]) expect(() => table.set('a'.repeat(32), bad)).toThrow(RangeError);
+    for (const bad of [0, -1, Number.NaN])
+      expect(() => table.set('a'.repeat(32), bad)).toThrow(new RangeError('an expiry is a time after the epoch'));
     table.set('a'.repeat(32), 1);
     expect(table.get('a'.repeat(32))).toBe(1);
   });

@@ -119,18 +119,17 @@ class Shard {
     return swept;
   }
 
-  /** The slot holding `key`, or -1. */
+  /** The slot holding `key`, or -1. A table is at most half full, so a probe always meets a never-used slot. */
   private find(key: Uint32Array, hash: number): number {
     const mask = this.capacity - 1;
     const w = this.words;
-    for (let slot = hash & mask, probes = 0; probes < this.capacity; slot = (slot + 1) & mask, probes++) {
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const exp = this.expiries[slot]!;
       if (exp === 0) return -1;
       const at = 4 * slot;
       if (exp > 0 && w[at] === key[0] && w[at + 1] === key[1] && w[at + 2] === key[2] && w[at + 3] === key[3])
         return slot;
     }
-    return -1;
   }
 
   /** The first deleted or never-used slot on the probe sequence of `hash` (its id is not here). */

@@ -89,9 +89,27 @@ describe('the listing walk, in process', () => {
   it('sorts names as JavaScript compares strings (UTF-16 code units), not as their UTF-8 bytes sort', async () => {
     // The folder hands names over in byte order (U+FF21 is EF BC A1, U+1F600 is F0 9F 98 80); the
     // listing's order is the one a client sorting the same paths in JavaScript gets.
-    put({ '\uFF21.txt': 'a', '\u{1F600}.txt': 'b', 'z.txt': 'c', 'd/\uFF21': 'd', 'd/\u{1F600}': 'e' });
+    put({
+      '\uFF21.txt': 'a',
+      '\u{1F600}.txt': 'b',
+      'z.txt': 'c',
+      'a.txt': 'c',
+      '\uFF42.txt': 'c',
+      '\u{1F642}.txt': 'c',
+      'd/\uFF21': 'd',
+      'd/\u{1F600}': 'e',
+    });
     const listed = paths(await walk());
-    expect(listed).toEqual(['d/\u{1F600}', 'd/\uFF21', 'z.txt', '\u{1F600}.txt', '\uFF21.txt']);
+    expect(listed).toEqual([
+      'a.txt',
+      'd/\u{1F600}',
+      'd/\uFF21',
+      'z.txt',
+      '\u{1F600}.txt',
+      '\u{1F642}.txt',
+      '\uFF21.txt',
+      '\uFF42.txt',
+    ]);
     expect(listed).toEqual([...listed].sort());
   });
 

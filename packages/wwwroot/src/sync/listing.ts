@@ -16,7 +16,8 @@ const FACTS = { bigint: true, throwIfNoEntry: false } as const;
 
 /** True when `real` is `root` or inside it (both real paths). */
 const inside = (root: string, real: string) => real === root || real.startsWith(root + path.sep);
-const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+/** Names in one folder are never equal: one comparison orders them. */
+const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : 1);
 /** The path of `name` in the folder `dir` (a name read from a folder holds no separator). */
 const childOf = (dir: string, name: string) => (dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`);
 const turn = () => new Promise((resolve) => setImmediate(resolve));

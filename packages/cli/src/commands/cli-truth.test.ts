@@ -169,7 +169,7 @@ describe('ack contract-sync against a host with it off', () => {
 });
 
 describe('ack sync upload --dry-run', () => {
-  it('lists what would be sent and sends nothing (no token needed, no host contacted); fails when a host cannot be reached', async () => {
+  it('lists what would be sent and sends nothing (no token needed, no host contacted)', async () => {
     const h = await host();
     const dir = workDir(cleanups, { 'HDS/a.html': 'aaaa', 'HDS/sub/b.js': 'bb' });
     const before = tree(h.contracts);
@@ -186,10 +186,9 @@ describe('ack sync upload --dry-run', () => {
       ['sync', 'upload', dir, '--module', 'wwwroot', '--url', `http://127.0.0.1:${port}`, '--dry-run', '--json'],
       { env },
     );
-    // A host the dry run could not reach fails it: a push would not reach it either.
-    expect(json.code).toBe(1);
+    expect(json.code).toBe(0);
     expect(oneDocument(json.stdout)).toMatchObject({
-      ok: false,
+      ok: true,
       dryRun: true,
       results: [
         { path: 'HDS/a.html', bytes: 4 },

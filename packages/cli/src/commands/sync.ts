@@ -17,7 +17,6 @@ import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './rem
 import { exitCodeFor, uploadResultJson, type Outcome } from './remote/outcome.js';
 import { deltaUpload } from './remote/delta-upload.js';
 import { MODULE_NAMES, parseModuleName } from './remote/module-names.js';
-import { registerReleaseCommands } from './sync-releases.js';
 
 export function parseChange(value: string): ChangeType {
   const v = value.trim().toLowerCase();
@@ -267,8 +266,6 @@ export function registerSync(program: Command): void {
         results: [],
       })),
     );
-
-  registerReleaseCommands(sync, (c) => common(c));
 
   common(sync.command('refresh').description("ask the host to reload one contract file into the module's cache"))
     .requiredOption('--path <target>', "path in the module's contract folder")

@@ -160,7 +160,7 @@ async function sendBatch(
   if (sending.length === 0 && deletes.length === 0) return failedAlone;
   // The body is whole in memory: a retry sends the same bytes again.
   const outcome = await request(
-    `${baseUrl(url)}${offer.path}${settings.writeQuery ? `?${settings.writeQuery}` : ''}`,
+    `${baseUrl(url)}${offer.path}`,
     () => multipartRequest(body, { Authorization: basicAuthorization(token) }),
     settings,
   );

@@ -13,9 +13,6 @@ import { exitCodeFor, uploadResultJson } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
 import { applicationFolderHint } from './path-mapping.js';
 import { createProgress, formatBytes } from './progress.js';
-import { commitAll, discardAll, stageAll, type Staged } from './release-push.js';
-import { releasePrefix } from './releases.js';
-import type { Outcome } from './outcome.js';
 
 export interface DeltaOptions extends RemoteOptions {
   module: string;
@@ -81,15 +78,6 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
     return dryRunDelta(deltas, files, options, hint, say);
   }
 
-  // A folder push under a prefix is a release on every host that has them (docs/releases.md).
-  const prefix = releasePrefix(options.path);
-  const staged: Staged | undefined = prefix
-    ? await stageAll(deltas, token, options.module, prefix, settings)
-    : undefined;
-  if (staged?.kind === 'stopped') return stoppedRelease(staged.failures, options, json, say);
-  // Hosts without releases (the default, an older host) take the files one by one, as before.
-  const stages = staged?.kind === 'staged' ? staged.stages : new Map<string, never>();
-
   const failed = deltas.filter((d) => d.failure);
   for (const d of failed) say(d.failure!.error ?? `${d.url} could not be listed`);
   const planned = deltas.filter((d) => d.plan);
@@ -101,10 +89,6 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
     (n, d) => n + [...d.plan!.created, ...d.plan!.changed].reduce((m, f) => m + f.size, 0),
     0,
   );
-  const settingsFor = (url: string) => {
-    const stage = stages.get(url);
-    return stage ? { ...settings, writeQuery: stage.writeQuery } : settings;
-  };
   const showProgress = !json && process.stdout.isTTY === true && process.stderr.isTTY === true;
   const progress = createProgress(totalFiles, totalBytes, showProgress && totalFiles > 0);
   const several = urls.length > 1;
@@ -113,47 +97,17 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   const results = (
     await Promise.all(
       planned.map((d) =>
-        pushPlan(
-          d.url,
-          token,
-          options.module,
-          d.plan!,
-          d.offer,
-          settingsFor(d.url),
-          options.concurrency ?? 4,
-          (r, bytes) => {
-            progress.tick(bytes);
-            noteSent(r);
-            if (!json && !showProgress) printResult(lines, r, bytes, several);
-          },
-        ),
+        pushPlan(d.url, token, options.module, d.plan!, d.offer, settings, options.concurrency ?? 4, (r, bytes) => {
+          progress.tick(bytes);
+          noteSent(r);
+          if (!json && !showProgress) printResult(lines, r, bytes, several);
+        }),
       ),
     )
   ).flat();
   lines.flush();
   progress.done();
   saveLocal(folder);
-  // Every file landed on every host: each stage goes live. Else none does.
-  let switched: Outcome[] = [];
-  if (stages.size > 0) {
-    if (failed.length === 0 && results.every((r) => r.ok))
-      switched = await commitAll(stages, token, options.module, settings);
-    else {
-      await discardAll(stages, token, options.module, settings);
-      say('not every file landed: the staged releases were discarded and no host switched');
-    }
-  }
-  const releaseOf = (url: string) => {
-    const stage = stages.get(url);
-    if (!stage) return undefined;
-    const commit = switched.find((o) => o.url === url);
-    return {
-      id: stage.id,
-      prefix: stage.prefix,
-      live: commit?.ok === true,
-      ...(commit && !commit.ok ? { error: commit.error } : {}),
-    };
-  };
   const hosts = deltas.map((d) => {
     const mine = results.filter((r) => r.url === d.url);
     // What the host did, as it answered each file: a file it refused is failed, not created.
@@ -165,10 +119,9 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
       deleted: done('Deleted'),
       failed: mine.filter((r) => !r.ok).length + (d.failure ? 1 : 0),
       ...(d.failure ? { error: d.failure.error } : {}),
-      ...(releaseOf(d.url) ? { release: releaseOf(d.url) } : {}),
     };
   });
-  const ok = failed.length === 0 && results.every((r) => r.ok) && switched.every((o) => o.ok);
+  const ok = failed.length === 0 && results.every((r) => r.ok);
   if (json) {
     process.stdout.write(
       `${JSON.stringify(
@@ -200,43 +153,9 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
           ? `nothing to send to ${h.url}: ${plural(h.unchanged, 'file')} unchanged\n`
           : `${plural(h.created + h.changed, 'file')} uploaded to ${h.url} (${h.created} created, ${h.changed} changed, ${h.deleted} deleted, ${h.unchanged} unchanged${h.failed ? `, ${h.failed} failed` : ''})\n`,
       );
-      const release = h.release;
-      if (release)
-        process.stdout.write(
-          release.live
-            ? `release ${release.id} of ${release.prefix} live on ${h.url}\n`
-            : `release ${release.id} of ${release.prefix} not switched on ${h.url}${release.error ? `: ${release.error}` : ''}\n`,
-        );
     }
   }
-  return exitCodeFor([...results, ...failed.map((d) => d.failure!), ...switched]);
-}
-
-/** A release push that stopped before anything was sent: which host could not stage, and why. */
-function stoppedRelease(
-  failures: Outcome[],
-  options: DeltaOptions,
-  json: boolean,
-  say: (text: string) => void,
-): number {
-  if (json)
-    process.stdout.write(
-      `${JSON.stringify(
-        {
-          ok: false,
-          module: options.module,
-          change: 'Changed',
-          dryRun: false,
-          hosts: [],
-          results: failures.map((f) => ({ url: f.url, ok: false, status: f.status, error: f.error })),
-        },
-        null,
-        2,
-      )}\n`,
-    );
-  for (const f of failures) say(f.error ?? `${f.url} could not stage the release`);
-  say('nothing was sent: no host switched');
-  return exitCodeFor(failures);
+  return exitCodeFor([...results, ...failed.map((d) => d.failure!)]);
 }
 
 function printResult(lines: ResultLines, r: PushResult, bytes: number, several: boolean): void {
@@ -304,8 +223,6 @@ function dryRunDelta(
   say: (text: string) => void,
 ): number {
   // A host that could not be asked (unreachable, refused) is shown as "every file": nothing is sent anyway.
-  // ... and the dry run fails: a push would not reach every host.
-  const unreachable = deltas.flatMap((d) => (d.failure ? [d.failure] : []));
   for (const d of deltas)
     if (d.failure) {
       say(`${d.failure.error ?? `${d.url} could not be listed`}: every file is listed`);
@@ -320,7 +237,7 @@ function dryRunDelta(
     process.stdout.write(
       `${JSON.stringify(
         {
-          ok: unreachable.length === 0,
+          ok: true,
           module: options.module,
           change: 'Changed',
           dryRun: true,
@@ -332,7 +249,7 @@ function dryRunDelta(
         2,
       )}\n`,
     );
-    return exitCodeFor(unreachable);
+    return EXIT.ok;
   }
   const several = deltas.length > 1;
   const anyListed = deltas.some((d) => d.listed);
@@ -354,7 +271,7 @@ function dryRunDelta(
     process.stdout.write(
       `dry run: ${plural(sent.length, 'file')}, ${formatBytes(total)}, to ${deltas.map((d) => d.url).join(', ')}; nothing was sent\n`,
     );
-    return exitCodeFor(unreachable);
+    return EXIT.ok;
   }
   for (const d of deltas) {
     const c = counts(d);
@@ -363,5 +280,5 @@ function dryRunDelta(
       `dry run on ${d.url}: ${c.created} to create, ${c.changed} to change, ${c.deleted} to delete, ${c.unchanged} unchanged (${formatBytes(bytes)} to send); nothing was sent\n`,
     );
   }
-  return exitCodeFor(unreachable);
+  return EXIT.ok;
 }

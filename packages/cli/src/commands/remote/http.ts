@@ -9,11 +9,6 @@ export interface RequestSettings {
   retry: RetryPolicy;
   /** Per attempt. */
   timeoutMs: number;
-  /**
-   * A query the sync write routes (upload, its PUT form, the batch) get: `release=&releasePath=`
-   * sends the files into a release being staged (docs/releases.md "Pushing into a stage").
-   */
-  writeQuery?: string;
 }
 
 export const DEFAULT_REQUEST: RequestSettings = { retry: DEFAULT_RETRY, timeoutMs: 60_000 };

@@ -48,7 +48,7 @@ async function putUpload(
   const query = new URLSearchParams({ moduleName: module, changeType: change, filePath: item.remotePath });
   const outcome = await request(
     url,
-    `/wwwroot/api/sync/upload?${query}${settings.writeQuery ? `&${settings.writeQuery}` : ''}`,
+    `/wwwroot/api/sync/upload?${query}`,
     async () => {
       body = await fileBody(item.file);
       return {
@@ -96,7 +96,7 @@ export async function syncUpload(
   }
   outcome ??= await request(
     url,
-    `/wwwroot/api/sync/upload${settings.writeQuery ? `?${settings.writeQuery}` : ''}`,
+    '/wwwroot/api/sync/upload',
     async () => {
       const parts: FormPart[] = [
         { name: 'moduleName', value: module },

@@ -8,9 +8,7 @@ import type { WwwrootRuntime } from '../runtime.js';
 import { tokenFromAuthorization } from '../sync/basic-token.js';
 import { contractFolderOf } from '../sync/module-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
-import { ReleaseError, ReleaseStore, type ReleaseManifest } from './store.js';
-import { publicOutcome, refreshModule } from '../sync/refresh.js';
-import { switchChanges } from './switch-changes.js';
+import { ReleaseError, ReleaseStore } from './store.js';
 
 // The thin HTTP adapter of the release store, under `/wwwroot/api/sync/releases` behind the sync
 // token (docs/wire-formats.md "Sync releases"). Every refusal is problem+json.
@@ -105,42 +103,11 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     }),
   );
 
-  /**
-   * After a switch: the module hears of it once, in one contract change naming every file the
-   * switch created, replaced or removed (live reload announces them in one message), not once per
-   * file (docs/releases.md "Refresh and live reload").
-   */
-  const announced = async (
-    req: express.Request,
-    module: string,
-    store: ReleaseStore,
-    prefix: string,
-    m: ReleaseManifest,
-  ) => {
-    const p = store.paths(prefix);
-    const files = await switchChanges(p, m.previous, m.id);
-    const authorizationKey = req.headers.authorizationkey;
-    const refresh = await refreshModule(
-      runtime,
-      {
-        module,
-        change: 'Changed',
-        relative: p.prefix,
-        absolute: p.link,
-        files,
-        authorizationKey: typeof authorizationKey === 'string' ? authorizationKey : undefined,
-      },
-      runtime.settings.syncRefreshTimeoutMs,
-    );
-    const { previous: _previous, switchedAt: _switchedAt, ...release } = m;
-    return { ...release, changedFiles: files.length, refresh: publicOutcome(refresh) };
-  };
-
   router.post(
     '/stage/:id/commit',
     route(async (req, res) => {
-      const { store, prefix, module } = await target(req);
-      res.json(await announced(req, module, store, prefix, await store.commit(prefix, String(req.params.id))));
+      const { store, prefix } = await target(req);
+      res.json(await store.commit(prefix, String(req.params.id)));
     }),
   );
 
@@ -163,8 +130,8 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   router.post(
     '/rollback',
     route(async (req, res) => {
-      const { q, store, prefix, module } = await target(req);
-      res.json(await announced(req, module, store, prefix, await store.rollback(prefix, q.get('to') || undefined)));
+      const { q, store, prefix } = await target(req);
+      res.json(await store.rollback(prefix, q.get('to') || undefined));
     }),
   );
   return router;

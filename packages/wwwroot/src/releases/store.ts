@@ -182,8 +182,7 @@ export class ReleaseStore {
   private async switchTo(p: PrefixPaths, manifest: ReleaseManifest): Promise<ReleaseManifest> {
     const previous = await liveId(p);
     const next = { ...manifest, previous: previous ?? undefined, switchedAt: new Date(this.now()).toISOString() };
-    // Already live: nothing switches, and nothing changed.
-    if (previous === manifest.id) return { ...manifest, previous: manifest.id };
+    if (previous === manifest.id) return manifest;
     await this.writeManifest(p, next);
     this.step('manifest');
     await this.swapLink(p, manifest.id);

@@ -4,7 +4,7 @@ import { batchFormLimits, type FormFieldValues, type RealFolders } from '@ack/ho
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';
-import { bad, parseModuleName, queryOf, resolveModulePath } from './targets.js';
+import { bad, parseModuleName, resolveModulePath } from './targets.js';
 
 /** Most files in one batch request (docs/sync.md "Batches"); a client splits a longer push. */
 export const BATCH_MAX_FILES = 1000;
@@ -27,8 +27,6 @@ interface BatchEntry {
   /** The path as resolved (or as sent, when refused). */
   path: string;
   absolute?: string;
-  /** Written into a release being staged: refreshed when the release goes live. */
-  staged?: boolean;
 }
 
 /**
@@ -39,8 +37,6 @@ interface BatchEntry {
 export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, logger: Logger): RequestHandler {
   return (req, res, next) => {
     const authorizationKey = req.headers.authorizationkey;
-    // A batch may write into a release being staged (docs/releases.md "Pushing into a stage").
-    const query = queryOf(req);
     // The batch's files share a few folders: each is resolved (symlinks followed) once.
     const folders: RealFolders = new Map();
     const moduleOf = (fields: FormFieldValues) => parseModuleName(fields.get('modulename')?.[0]);
@@ -51,8 +47,8 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
           refused: bad(wwwrootProblems.SYNC_MISSING_FIELD, 'Each file needs its filePath.'),
         };
       try {
-        const { relative, absolute, staged } = await resolveModulePath(runtime, module, filePath, folders, query);
-        return { request: { module, path: relative, absolute, staged }, target: absolute };
+        const { relative, absolute } = await resolveModulePath(runtime, module, filePath, folders);
+        return { request: { module, path: relative, absolute }, target: absolute };
       } catch (err) {
         if (err instanceof ProblemError) return { request: { module, path: filePath }, refused: err };
         throw err;
@@ -79,7 +75,7 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
       },
       async answer(outcomes) {
         const refreshes = await mapLimited(outcomes, REFRESH_CONCURRENCY, async (o) => {
-          if (!o.ok || !o.request.absolute || o.request.staged) return undefined;
+          if (!o.ok || !o.request.absolute) return undefined;
           return refreshModule(
             runtime,
             {
@@ -101,7 +97,7 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
                 bytes: o.bytes,
                 sha256: o.sha256,
                 existed: o.existed,
-                ...(refreshes[i] ? { refresh: publicOutcome(refreshes[i]) } : {}),
+                refresh: publicOutcome(refreshes[i]!),
               }
             : {
                 path: o.request.path,

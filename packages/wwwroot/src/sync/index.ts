@@ -5,7 +5,7 @@ import type { WwwrootRuntime } from '../runtime.js';
 import { wwwrootProblems } from '../problem-codes.js';
 import { verifySyncToken, type TokenVerdict } from './basic-token.js';
 import { contractFolderOf } from './module-folders.js';
-import { publicOutcome, refreshModule, type RefreshOutcome } from './refresh.js';
+import { publicOutcome, refreshModule } from './refresh.js';
 import { bad, parseModuleName, queryOf, resolveModulePath } from './targets.js';
 import { createBatchHandler } from './batch.js';
 import { createDigestCache } from './digest-cache.js';
@@ -33,19 +33,10 @@ interface SyncTarget {
   /** Relative to the module's contract folder, `/` separated, no leading `/`. */
   relative: string;
   absolute: string;
-  /** Written into a release being staged: the module is refreshed at its switch, not now. */
-  staged: boolean;
 }
 
-/**
- * Validates `moduleName`, `changeType` and `filePath` (form fields or query) into a target file;
- * `query` may name a release being staged (docs/releases.md "Pushing into a stage").
- */
-async function resolveTarget(
-  runtime: WwwrootRuntime,
-  get: (name: string) => string | undefined,
-  query: ReadonlyMap<string, string>,
-): Promise<SyncTarget> {
+/** Validates `moduleName`, `changeType` and `filePath` (form fields or query) into a target file. */
+async function resolveTarget(runtime: WwwrootRuntime, get: (name: string) => string | undefined): Promise<SyncTarget> {
   const module = parseModuleName(get('modulename'));
   const changeText = get('changetype');
   if (!changeText?.trim()) throw bad(wwwrootProblems.SYNC_MISSING_FIELD, 'The field changeType is required.');
@@ -53,16 +44,9 @@ async function resolveTarget(
   if (!change) throw bad(wwwrootProblems.SYNC_INVALID_CHANGE_TYPE, 'changeType must be Created, Changed or Deleted.');
   const filePath = get('filepath') ?? '';
   if (filePath.trim() === '') throw bad(wwwrootProblems.SYNC_MISSING_FIELD, 'The field filePath is required.');
-  const { relative, absolute, staged } = await resolveModulePath(runtime, module, filePath, undefined, query);
-  return { module, change, relative, absolute, staged };
+  const { relative, absolute } = await resolveModulePath(runtime, module, filePath);
+  return { module, change, relative, absolute };
 }
-
-/** A file written into a release being staged: its module hears of it when the release goes live. */
-const STAGED_REFRESH: RefreshOutcome = {
-  ok: true,
-  via: 'none',
-  detail: 'staged: refreshed when the release goes live',
-};
 
 const header = (req: express.Request, name: string) => {
   const v = req.headers[name];
@@ -133,13 +117,11 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
     (req: express.Request, res: express.Response) =>
     async ({ request: target, existed, bytes, sha256 }: UploadOutcome<SyncTarget>) => {
       const stored = { bytes, sha256, existed: existed[0]! };
-      const refresh = target.staged
-        ? STAGED_REFRESH
-        : await refreshModule(
-            runtime,
-            { ...target, authorizationKey: header(req, 'authorizationkey') },
-            runtime.settings.syncRefreshTimeoutMs,
-          );
+      const refresh = await refreshModule(
+        runtime,
+        { ...target, authorizationKey: header(req, 'authorizationkey') },
+        runtime.settings.syncRefreshTimeoutMs,
+      );
       logger.info(
         `${target.change} ${target.module}/${target.relative} (${stored.bytes} bytes); refresh ${refresh.ok ? 'ok' : `failed: ${refresh.detail}`}`,
       );
@@ -156,7 +138,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
     void flow.handle(req, res, next, {
       targetFields: ['modulename', 'changetype', 'filepath'],
       async resolve(fields) {
-        const target = await resolveTarget(runtime, (n) => fields.get(n), queryOf(req));
+        const target = await resolveTarget(runtime, (n) => fields.get(n));
         return { change: target.change, targets: [target.absolute], request: target };
       },
       answer: answerUpload(req, res),
@@ -169,7 +151,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
     void flow.handleBody(req, res, next, {
       async resolve() {
         const byName = queryOf(req);
-        const target = await resolveTarget(runtime, (n) => byName.get(n), byName);
+        const target = await resolveTarget(runtime, (n) => byName.get(n));
         if (target.change === 'Deleted')
           throw bad(
             wwwrootProblems.SYNC_INVALID_CHANGE_TYPE,
@@ -184,8 +166,7 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   router.get('/refresh', async (req, res, next) => {
     try {
       const byName = queryOf(req);
-      // A refresh is of the live files: a release's files are refreshed at its switch.
-      const target = await resolveTarget(runtime, (n) => byName.get(n), new Map());
+      const target = await resolveTarget(runtime, (n) => byName.get(n));
       const outcome = await refreshModule(
         runtime,
         { ...target, authorizationKey: header(req, 'authorizationkey') },

@@ -18,8 +18,6 @@ export interface RefreshRequest {
   /** Path relative to the module's contract folder, `/` separated. */
   relative: string;
   absolute: string;
-  /** Every file of the change, when it is more than `absolute` (a release switch). */
-  files?: string[];
   /** The caller's `AuthorizationKey` header, forwarded when present. */
   authorizationKey?: string;
 }
@@ -59,7 +57,7 @@ export async function refreshModule(
     moduleId: request.module,
     changeType: request.change,
     filePath: request.relative,
-    files: request.files ?? [request.absolute],
+    files: [request.absolute],
   });
   if (request.module === 'wwwroot') {
     await published.catch(() => false);

@@ -10,7 +10,6 @@ import {
 import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { contractFolderOf } from './module-folders.js';
-import { stageFromQuery } from '../releases/stage-target.js';
 
 /** A 400 sync problem (docs/sync.md). */
 export const bad = (problem: ProblemCode & { status: 400 }, detail: string) =>
@@ -67,30 +66,15 @@ async function insideFolder(folder: string, absolute: string, folders: RealFolde
   }
 }
 
-/**
- * The module's contract folder and a path in it, resolved as an upload resolves its target. With
- * `query` naming a release being staged (`release`, `releasePath`: docs/releases.md "Pushing into
- * a stage"), the path must lie under the release's prefix and resolves inside its staging folder;
- * `relative` stays the path in the contract folder.
- */
+/** The module's contract folder and a path in it, resolved as an upload resolves its target. */
 export async function resolveModulePath(
   runtime: WwwrootRuntime,
   module: string,
   filePath: string,
   folders?: RealFolders,
-  query?: ReadonlyMap<string, string>,
-): Promise<{ folder: string; relative: string; absolute: string; staged: boolean }> {
+): Promise<{ folder: string; relative: string; absolute: string }> {
   const folder = await contractFolderOf(runtime, module);
-  const stage = query && (await stageFromQuery(folder, query));
-  if (!stage) return { folder, staged: false, ...(await resolveInFolder(folder, filePath, folders)) };
-  const lexical = resolveContainedPath(folder, filePath);
-  if (!lexical.ok || !lexical.relative.startsWith(stage.prefix))
-    throw bad(
-      wwwrootProblems.SYNC_INVALID_PATH,
-      `filePath is refused: a push into release staging takes only paths under ${stage.prefix}.`,
-    );
-  const inStage = await resolveInFolder(stage.folder, lexical.relative.slice(stage.prefix.length), folders);
-  return { folder, staged: true, relative: lexical.relative, absolute: inStage.absolute };
+  return { folder, ...(await resolveInFolder(folder, filePath, folders)) };
 }
 
 /** Query parameters by lower-cased name, the first of each (the refresh route and the listing read them so). */

@@ -222,7 +222,10 @@ function dryRunDelta(
   hint: string | undefined,
   say: (text: string) => void,
 ): number {
-  // A host that could not be asked (unreachable, refused) is shown as "every file": nothing is sent anyway.
+  // A host that could not be asked (unreachable, refused) is shown as "every file": nothing is sent
+  // anyway. The run still fails: a push now would not reach it.
+  const unasked = deltas.filter((d) => d.failure).map((d) => d.failure!);
+  const code = exitCodeFor(unasked);
   for (const d of deltas)
     if (d.failure) {
       say(`${d.failure.error ?? `${d.url} could not be listed`}: every file is listed`);
@@ -237,7 +240,7 @@ function dryRunDelta(
     process.stdout.write(
       `${JSON.stringify(
         {
-          ok: true,
+          ok: unasked.length === 0,
           module: options.module,
           change: 'Changed',
           dryRun: true,
@@ -249,7 +252,7 @@ function dryRunDelta(
         2,
       )}\n`,
     );
-    return EXIT.ok;
+    return code;
   }
   const several = deltas.length > 1;
   const anyListed = deltas.some((d) => d.listed);
@@ -271,7 +274,7 @@ function dryRunDelta(
     process.stdout.write(
       `dry run: ${plural(sent.length, 'file')}, ${formatBytes(total)}, to ${deltas.map((d) => d.url).join(', ')}; nothing was sent\n`,
     );
-    return EXIT.ok;
+    return code;
   }
   for (const d of deltas) {
     const c = counts(d);
@@ -280,5 +283,5 @@ function dryRunDelta(
       `dry run on ${d.url}: ${c.created} to create, ${c.changed} to change, ${c.deleted} to delete, ${c.unchanged} unchanged (${formatBytes(bytes)} to send); nothing was sent\n`,
     );
   }
-  return EXIT.ok;
+  return code;
 }

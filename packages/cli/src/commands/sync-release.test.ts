@@ -126,9 +126,19 @@ describe('a fleet: stage on every host, then switch', () => {
     expect(r.stdout).toMatch(new RegExp(`released r-\\S+ on ${a.url}: 1 created, 1 changed`));
     expect(r.stdout).toMatch(new RegExp(`released r-\\S+ on ${b.url}: 2 created, 0 changed`));
     for (const h of [a, b]) expect(read(h, 'x.html')).toBe('X');
+    // One release id across the fleet: the hosts agree on files and on the live release.
+    const id = /released (r-\S+) on/.exec(r.stdout)![1]!;
+    expect(live(a)).toBe(`.ack-releases/HDS/${id}`);
+    expect(live(b)).toBe(`.ack-releases/HDS/${id}`);
     const status = await ack(['sync', 'status', '--path', 'HDS/', '--url', a.url, '--url', b.url]);
-    // Same files; the live ids differ (each host named its own release).
-    expect(status.stdout).not.toMatch(/^differs HDS\//m);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^${a.url}: 2 files, sha256:\\S+, live ${id}$`, 'm'));
+    // Rolled back on one host only: the live releases differ, and so do the files.
+    expect((await ack(['sync', 'rollback', '--module', 'wwwroot', '--path', 'HDS/', '--url', a.url])).code).toBe(0);
+    const drift = await ack(['sync', 'status', '--path', 'HDS/', '--url', a.url, '--url', b.url]);
+    expect(drift.code).toBe(1);
+    expect(drift.stdout).toMatch(/^differs live release: /m);
+    expect(drift.stdout).toMatch(/^differs HDS\/x\.html: /m);
   });
 
   it('one host that cannot stage (releases off) means no host switches, and the staged one is discarded', async () => {

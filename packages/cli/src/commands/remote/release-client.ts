@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { basicAuthorization } from './credentials.js';
 import { fileBody, type FileBody } from './file-body.js';
 import { baseUrl, request, type RequestSettings } from './http.js';
@@ -48,8 +49,17 @@ const isReleaseProblem = (o: Outcome) =>
   typeof (o.body as { code?: unknown } | undefined)?.code === 'string' &&
   String((o.body as { code: string }).code).startsWith('release.');
 
-/** `POST /stage`: the staging's id in `body.id` when ok. */
-export const stageRelease = (t: ReleaseTarget) => call(t, 'POST', '/stage');
+/**
+ * `POST /stage?id=`: the staging's id in `body.id` when ok. A fleet stages under one id, so that
+ * every host names the same release (`ack sync status` compares the live ids).
+ */
+export const stageRelease = (t: ReleaseTarget, id: string) => call(t, 'POST', '/stage', { id });
+
+/** A new release id in the host's own form: `r-<UTC time to the millisecond>-<4 hex digits>`. */
+export function newReleaseId(now = new Date()): string {
+  const time = now.toISOString().replace(/[-:.]/g, '');
+  return `r-${time}-${randomBytes(2).toString('hex')}`;
+}
 
 /** `POST /stage/<id>/commit`: the switch; the manifest now live in `body`. */
 export const commitRelease = (t: ReleaseTarget, id: string) => call(t, 'POST', `/stage/${encodeURIComponent(id)}/commit`);

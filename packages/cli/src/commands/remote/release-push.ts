@@ -8,6 +8,7 @@ import {
   commitRelease,
   deleteStagedFile,
   discardRelease,
+  newReleaseId,
   noReleases,
   putStagedFile,
   rollbackRelease,
@@ -91,7 +92,8 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
   }
 
   // Stage first, everywhere; every stage is discarded when one host cannot stage.
-  const staged = await Promise.all(busy.map((d) => stageRelease(target(d.url))));
+  const releaseId = newReleaseId();
+  const staged = await Promise.all(busy.map((d) => stageRelease(target(d.url), releaseId)));
   if (staged.every(noReleases)) {
     say(`${busy.map((d) => d.url).join(', ')} ${busy.length === 1 ? 'has' : 'have'} no releases: pushing file by file`);
     return undefined;

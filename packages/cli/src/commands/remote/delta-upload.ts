@@ -11,6 +11,7 @@ import {
 } from './delta-plan.js';
 import { exitCodeFor, uploadResultJson } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
+import { applyPending, loadPending, savePending } from './refresh-pending.js';
 import { applicationFolderHint } from './path-mapping.js';
 import { createProgress, formatBytes } from './progress.js';
 
@@ -73,6 +74,9 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
     say('no sync token: cannot compare with the hosts, so every file is listed');
     deltas = urls.map((url) => ({ url, listed: false, plan: planDelta(files, undefined, { delete: false }) }));
   }
+  // Files stored before whose refresh failed go again (the listing alone shows them as done).
+  const pending = loadPending(root);
+  applyPending(deltas, files, pending);
   if (options.dryRun) {
     saveLocal(folder);
     return dryRunDelta(deltas, files, options, hint, say);
@@ -108,6 +112,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   lines.flush();
   progress.done();
   saveLocal(folder);
+  savePending(root, pending, results);
   const hosts = deltas.map((d) => {
     const mine = results.filter((r) => r.url === d.url);
     // What the host did, as it answered each file: a file it refused is failed, not created.

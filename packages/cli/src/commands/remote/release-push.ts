@@ -3,11 +3,13 @@ import { noteSentDigests, planHosts, saveLocal, scanLocal, type HostDelta } from
 import { exitCodeFor, type Outcome } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
 import { joinRemote } from './path-mapping.js';
+import { applyPending, loadPending, savePending } from './refresh-pending.js';
 import { runLimited } from './progress.js';
 import {
   commitRelease,
   deleteStagedFile,
   discardRelease,
+  listReleases,
   newReleaseId,
   noReleases,
   putStagedFile,
@@ -63,6 +65,13 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
   const prefix = `${joinRemote(undefined, options.path)}/`;
   const base = prefix.slice(0, -1);
   const target = (url: string): ReleaseTarget => ({ url, token: options.token, module: options.module, prefix, settings });
+  // Which hosts have releases, before the folder is read or listed: when none has, the push goes
+  // file by file, as before, and said once.
+  const probes = await Promise.all(urls.map((url) => listReleases(target(url))));
+  if (probes.every(noReleases)) {
+    say(`${urls.join(', ')} ${urls.length === 1 ? 'has' : 'have'} no releases: pushing file by file`);
+    return undefined;
+  }
   const scanning = scanLocal(root, options.path, options.rehash === true);
   const deltas = await planHosts(
     urls,
@@ -75,6 +84,9 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
     say,
   );
   const folder = await scanning;
+  // Files stored by a push before whose refresh failed go again (docs/sync.md "Refresh failures").
+  const pending = loadPending(root);
+  applyPending(deltas, folder.files, pending);
   const rows = new Map<string, HostRelease>(deltas.map((d) => [d.url, row(d)]));
 
   // A host that could not even be listed stages nothing, and so none switches.
@@ -138,6 +150,7 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
     )
   ).flat();
   saveLocal(folder);
+  savePending(root, pending, results);
   for (const r of results) {
     const h = rows.get(r.url)!;
     if (!r.ok) h.failed++;

@@ -95,6 +95,7 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
     if (options.release !== false && !options.dryRun && token !== '' && joinRemote(options.path, '') !== '') {
       const released = await releaseUpload(local, urls, { ...options, token, path: options.path! });
       if (released !== undefined) return released;
+      return deltaUpload(local, urls, { ...options, releasesMissing: true });
     }
     return deltaUpload(local, urls, options);
   }

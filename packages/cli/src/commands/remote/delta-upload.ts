@@ -24,6 +24,8 @@ export interface DeltaOptions extends RemoteOptions {
   delete?: boolean;
   /** Hash every local file again rather than trust the local digest cache. */
   rehash?: boolean;
+  /** A release push was tried and no host has releases: the push says so. */
+  releasesMissing?: boolean;
 }
 
 const counts = (h: HostDelta) => ({
@@ -84,6 +86,11 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
 
   const failed = deltas.filter((d) => d.failure);
   for (const d of failed) say(d.failure!.error ?? `${d.url} could not be listed`);
+  // A release push that found no host with releases (docs/sync.md "Releases"): said once, for the
+  // hosts that are ack hosts with a listing (another server is named as such above).
+  const plain = deltas.filter((d) => d.listed);
+  if (options.releasesMissing && plain.length > 0)
+    say(`${plain.map((d) => d.url).join(', ')} ${plain.length === 1 ? 'has' : 'have'} no releases: pushing file by file`);
   const planned = deltas.filter((d) => d.plan);
   const totalFiles = planned.reduce(
     (n, d) => n + d.plan!.created.length + d.plan!.changed.length + d.plan!.deleted.length,

@@ -66,12 +66,9 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
   const base = prefix.slice(0, -1);
   const target = (url: string): ReleaseTarget => ({ url, token: options.token, module: options.module, prefix, settings });
   // Which hosts have releases, before the folder is read or listed: when none has, the push goes
-  // file by file, as before, and said once.
+  // file by file, as before (the delta push says so for each host it can list).
   const probes = await Promise.all(urls.map((url) => listReleases(target(url))));
-  if (probes.every(noReleases)) {
-    say(`${urls.join(', ')} ${urls.length === 1 ? 'has' : 'have'} no releases: pushing file by file`);
-    return undefined;
-  }
+  if (probes.every(noReleases)) return undefined;
   const scanning = scanLocal(root, options.path, options.rehash === true);
   const deltas = await planHosts(
     urls,

@@ -4,7 +4,15 @@ import { EXIT } from '../exit-codes.js';
 import { addRemoteOptions, action, requestSettings, requireSecret, resolveUrls, type RemoteOptions } from './remote/options.js';
 import { fetchListing, type RemoteEntry } from './remote/listing-client.js';
 import { exitCodeFor, type Outcome } from './remote/outcome.js';
-import { listReleases, noReleases, rollbackRelease, type ReleaseEntry, type ReleaseTarget } from './remote/release-client.js';
+import {
+  listReleases,
+  noReleases,
+  readRelease,
+  readReleaseList,
+  rollbackRelease,
+  type ReleaseEntry,
+  type ReleaseTarget,
+} from './remote/release-client.js';
 import { releasePrefix } from './remote/release-push.js';
 import { formatBytes } from './remote/progress.js';
 import { MODULE_NAMES, parseModuleName } from './remote/module-names.js';
@@ -27,12 +35,21 @@ function targets(options: ReleaseOptions): ReleaseTarget[] {
   return resolveUrls(options).map((url) => ({ url, token, module: options.module, prefix, settings }));
 }
 
-/** A host without the release endpoints, said plainly. */
-const explain = (o: Outcome): Outcome =>
-  noReleases(o) ? { ...o, error: `${o.url} has no releases (ModuleConfig:IsEnabledReleases is not true there)` } : o;
+/**
+ * A host without the release endpoints, said plainly; an answer that is not what `read` takes
+ * (another server) is a failure, never printed as a release.
+ */
+const explain =
+  (read: (body: unknown) => unknown) =>
+  (o: Outcome): Outcome => {
+    if (noReleases(o)) return { ...o, error: `${o.url} has no releases (ModuleConfig:IsEnabledReleases is not true there)` };
+    if (o.ok && read(o.body) === undefined)
+      return { ...o, ok: false, exit: EXIT.failed, error: `${o.url} did not answer with releases (is it an ack host?)` };
+    return o;
+  };
 
 async function releasesCommand(options: ReleaseOptions): Promise<number> {
-  const answers = (await Promise.all(targets(options).map(listReleases))).map(explain);
+  const answers = (await Promise.all(targets(options).map(listReleases))).map(explain(readReleaseList));
   if (options.json) {
     process.stdout.write(
       `${JSON.stringify(
@@ -41,7 +58,7 @@ async function releasesCommand(options: ReleaseOptions): Promise<number> {
           hosts: answers.map((a) => ({
             url: a.url,
             ok: a.ok,
-            releases: a.ok ? (a.body as { releases: ReleaseEntry[] }).releases : undefined,
+            releases: a.ok ? readReleaseList(a.body) : undefined,
             error: a.error,
           })),
         },
@@ -56,7 +73,7 @@ async function releasesCommand(options: ReleaseOptions): Promise<number> {
       process.stderr.write(`ack: ${a.error}\n`);
       continue;
     }
-    const releases = (a.body as { releases: ReleaseEntry[] }).releases;
+    const releases = readReleaseList(a.body)!;
     if (answers.length > 1) process.stdout.write(`${a.url}\n`);
     process.stdout.write(releaseTable(releases));
   }
@@ -84,14 +101,16 @@ export function releaseTable(releases: readonly ReleaseEntry[]): string {
 }
 
 async function rollbackCommand(options: ReleaseOptions): Promise<number> {
-  const answers = (await Promise.all(targets(options).map((t) => rollbackRelease(t, options.to)))).map(explain);
+  const answers = (await Promise.all(targets(options).map((t) => rollbackRelease(t, options.to)))).map(
+    explain(readRelease),
+  );
   if (options.json)
     process.stdout.write(
       `${JSON.stringify({ ok: answers.every((a) => a.ok), hosts: answers.map((a) => ({ url: a.url, ok: a.ok, live: a.ok ? a.body : undefined, error: a.error })) }, null, 2)}\n`,
     );
   else
     for (const a of answers) {
-      if (a.ok) process.stdout.write(`${a.url}: ${(a.body as ReleaseEntry).id} is live\n`);
+      if (a.ok) process.stdout.write(`${a.url}: ${readRelease(a.body)!.id} is live\n`);
       else process.stderr.write(`ack: ${a.error}\n`);
     }
   return exitCodeFor(answers);
@@ -142,7 +161,7 @@ async function statusCommand(options: ReleaseOptions): Promise<number> {
       let live: string | undefined;
       if (prefix !== undefined) {
         const r = await listReleases({ url, token, module: options.module, prefix: `${prefix}/`, settings });
-        live = r.ok ? (r.body as { releases: ReleaseEntry[] }).releases.find((x) => x.live)?.id : undefined;
+        live = r.ok ? readReleaseList(r.body)?.find((x) => x.live)?.id : undefined;
       }
       return { url, ok: true, files: listing.entries.size, digest, live, entries: listing.entries };
     }),

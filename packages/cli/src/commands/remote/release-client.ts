@@ -20,6 +20,47 @@ export interface ReleaseEntry {
   live?: boolean;
 }
 
+const isRelease = (v: unknown): v is ReleaseEntry => {
+  const r = v as ReleaseEntry;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.id === 'string' &&
+    /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(r.id) &&
+    typeof r.prefix === 'string' &&
+    typeof r.time === 'string' &&
+    typeof r.by === 'string' &&
+    Number.isSafeInteger(r.files) &&
+    r.files >= 0 &&
+    Number.isSafeInteger(r.bytes) &&
+    r.bytes >= 0 &&
+    typeof r.digest === 'string' &&
+    (r.live === undefined || typeof r.live === 'boolean')
+  );
+};
+
+/**
+ * The releases in a host's answer to `GET /` (docs/wire-formats.md "Sync releases"), or undefined
+ * when it is not that answer: a host's answer is outside input, checked before it is printed.
+ */
+export function readReleaseList(body: unknown): ReleaseEntry[] | undefined {
+  const releases = (body as { releases?: unknown } | null | undefined)?.releases;
+  if (!Array.isArray(releases) || !releases.every(isRelease)) return undefined;
+  return releases.map(({ id, prefix, time, by, files, bytes, digest, live }) => ({
+    id,
+    prefix,
+    time,
+    by,
+    files,
+    bytes,
+    digest,
+    live: live === true,
+  }));
+}
+
+/** One release (a commit's or rollback's answer), or undefined when it is not one. */
+export const readRelease = (body: unknown): ReleaseEntry | undefined => (isRelease(body) ? body : undefined);
+
 export interface ReleaseTarget {
   url: string;
   token: string;

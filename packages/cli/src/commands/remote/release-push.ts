@@ -108,7 +108,12 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
     return undefined;
   }
   const ids = new Map<string, string>();
-  staged.forEach((o, i) => o.ok && ids.set(busy[i]!.url, String((o.body as { id?: unknown }).id)));
+  // A host staged under another id than asked (not an ack host of this kind) counts as refused.
+  staged.forEach((o, i) => {
+    if (o.ok && (o.body as { id?: unknown } | undefined)?.id !== releaseId)
+      Object.assign(o, { ok: false, exit: EXIT.failed, error: `${o.url} did not stage ${releaseId}` });
+    if (o.ok) ids.set(busy[i]!.url, releaseId);
+  });
   const stageFailures = staged.filter((o) => !o.ok);
   if (stageFailures.length > 0) {
     staged.forEach((o, i) => {

@@ -61,7 +61,9 @@ describe('two local names for one remote path', () => {
     const dir = workDir(cleanups, { 'a\\b.html': 'one', 'a/b.html': 'two' });
     const r = await upload(dir, h.url);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^ack: two local files go to one path on the host, HDS\/a\/b\.html: a[\\/]b\.html and a[\\/]b\.html; rename one$/m);
+    expect(r.stderr).toMatch(
+      /^ack: two local files go to one path on the host, HDS\/a\/b\.html: a[\\/]b\.html and a[\\/]b\.html; rename one$/m,
+    );
     expect(fs.existsSync(h.hds)).toBe(false);
 
     const fine = workDir(cleanups, { 'a\\c.html': 'c', 'a/b.html': 'b' });
@@ -112,9 +114,11 @@ describe('a file stored whose refresh failed', () => {
       runAck(['sync', 'upload', dir, '--module', 'dbclient', '--path', 'HDS/', '--url', h.url, '--json'], { env });
     const first = await push();
     expect(first.code).toBe(1);
-    expect(JSON.parse(first.stdout).results.filter((r: { ok: boolean }) => !r.ok).map((r: { path: string }) => r.path)).toEqual([
-      'HDS/bad.xml',
-    ]);
+    expect(
+      JSON.parse(first.stdout)
+        .results.filter((r: { ok: boolean }) => !r.ok)
+        .map((r: { path: string }) => r.path),
+    ).toEqual(['HDS/bad.xml']);
     // Still failing: sent again (the host lists it as stored, with the same digest).
     const second = await push();
     expect(second.code).toBe(1);

@@ -64,7 +64,9 @@ describe('ack sync upload DIR --path P/ as a release', () => {
     // The listing of releases shows both: the adopted folder and the push, the push live.
     const list = await ack(['sync', 'releases', '--module', 'wwwroot', '--path', 'HDS/', '--url', h.url, '--json']);
     expect(list.code).toBe(0);
-    const doc = JSON.parse(list.stdout) as { hosts: Array<{ releases: Array<{ id: string; live: boolean; files: number }> }> };
+    const doc = JSON.parse(list.stdout) as {
+      hosts: Array<{ releases: Array<{ id: string; live: boolean; files: number }> }>;
+    };
     const releases = doc.hosts[0]!.releases;
     expect(releases.map((r) => [r.files, r.live])).toEqual([
       [3, true],
@@ -80,10 +82,32 @@ describe('ack sync upload DIR --path P/ as a release', () => {
     expect(back.stdout).toBe(`${h.url}: ${releases[1]!.id} is live\n`);
     expect(read(h, 'old.js')).toBe('o');
     expect(fs.existsSync(path.join(h.hds, 'new.html'))).toBe(false);
-    const forward = await ack(['sync', 'rollback', '--module', 'wwwroot', '--path', 'HDS/', '--url', h.url, '--to', releases[0]!.id]);
+    const forward = await ack([
+      'sync',
+      'rollback',
+      '--module',
+      'wwwroot',
+      '--path',
+      'HDS/',
+      '--url',
+      h.url,
+      '--to',
+      releases[0]!.id,
+    ]);
     expect(forward.code).toBe(0);
     expect(read(h, 'new.html')).toBe('n');
-    const unknown = await ack(['sync', 'rollback', '--module', 'wwwroot', '--path', 'HDS/', '--url', h.url, '--to', 'r-nope']);
+    const unknown = await ack([
+      'sync',
+      'rollback',
+      '--module',
+      'wwwroot',
+      '--path',
+      'HDS/',
+      '--url',
+      h.url,
+      '--to',
+      'r-nope',
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/release\.not_found/);
   });
@@ -186,7 +210,10 @@ describe('ack sync status', () => {
     fs.writeFileSync(path.join(a.hds, 'only-a.html'), 'z');
     const drift = await ack(['sync', 'status', '--url', a.url, '--url', b.url, '--json']);
     expect(drift.code).toBe(1);
-    const doc = JSON.parse(drift.stdout) as { drift: boolean; differences: Array<{ path: string; hosts: Record<string, string | null> }> };
+    const doc = JSON.parse(drift.stdout) as {
+      drift: boolean;
+      differences: Array<{ path: string; hosts: Record<string, string | null> }>;
+    };
     expect(doc.drift).toBe(true);
     expect(doc.differences.map((d) => d.path)).toEqual(['HDS/b.html', 'HDS/only-a.html']);
     expect(doc.differences[1]!.hosts[b.url]).toBeNull();

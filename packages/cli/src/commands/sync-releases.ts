@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
 import { EXIT } from '../exit-codes.js';
-import { addRemoteOptions, action, requestSettings, requireSecret, resolveUrls, type RemoteOptions } from './remote/options.js';
+import {
+  addRemoteOptions,
+  action,
+  requestSettings,
+  requireSecret,
+  resolveUrls,
+  type RemoteOptions,
+} from './remote/options.js';
 import { fetchListing, type RemoteEntry } from './remote/listing-client.js';
 import { exitCodeFor, type Outcome } from './remote/outcome.js';
 import {
@@ -42,9 +49,15 @@ function targets(options: ReleaseOptions): ReleaseTarget[] {
 const explain =
   (read: (body: unknown) => unknown) =>
   (o: Outcome): Outcome => {
-    if (noReleases(o)) return { ...o, error: `${o.url} has no releases (ModuleConfig:IsEnabledReleases is not true there)` };
+    if (noReleases(o))
+      return { ...o, error: `${o.url} has no releases (ModuleConfig:IsEnabledReleases is not true there)` };
     if (o.ok && read(o.body) === undefined)
-      return { ...o, ok: false, exit: EXIT.failed, error: `${o.url} did not answer with releases (is it an ack host?)` };
+      return {
+        ...o,
+        ok: false,
+        exit: EXIT.failed,
+        error: `${o.url} did not answer with releases (is it an ack host?)`,
+      };
     return o;
   };
 
@@ -95,7 +108,12 @@ export function releaseTable(releases: readonly ReleaseEntry[]): string {
     ]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const lines = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
+  const lines = rows.map((r) =>
+    r
+      .map((cell, c) => cell.padEnd(widths[c]!))
+      .join('  ')
+      .trimEnd(),
+  );
   if (releases.length === 0) lines.push('(no releases yet)');
   return `${lines.join('\n')}\n`;
 }
@@ -152,7 +170,12 @@ async function statusCommand(options: ReleaseOptions): Promise<number> {
         const failure: Outcome =
           listing.kind === 'failed'
             ? listing.outcome
-            : { url, ok: false, exit: EXIT.failed, error: `${url} cannot list its files (answered ${listing.kind === 'unsupported' ? listing.status : '?'})` };
+            : {
+                url,
+                ok: false,
+                exit: EXIT.failed,
+                error: `${url} cannot list its files (answered ${listing.kind === 'unsupported' ? listing.status : '?'})`,
+              };
         failures.push(failure);
         return { url, ok: false, error: failure.error };
       }
@@ -184,14 +207,22 @@ async function statusCommand(options: ReleaseOptions): Promise<number> {
   } else {
     for (const f of failures) process.stderr.write(`ack: ${f.error}\n`);
     for (const h of hosts.filter((x) => x.ok))
-      process.stdout.write(`${h.url}: ${h.files} files, ${h.digest!.slice(0, 19)}${h.live ? `, live ${h.live}` : ''}\n`);
+      process.stdout.write(
+        `${h.url}: ${h.files} files, ${h.digest!.slice(0, 19)}${h.live ? `, live ${h.live}` : ''}\n`,
+      );
     for (const d of differences)
       process.stdout.write(
         `differs ${d.path}: ${Object.entries(d.hosts)
           .map(([u, s]) => `${u} ${s === null ? 'missing' : s.slice(0, 12)}`)
           .join(', ')}\n`,
       );
-    if (liveDiffers) process.stdout.write(`differs live release: ${hosts.filter((h) => h.ok).map((h) => `${h.url} ${h.live ?? 'none'}`).join(', ')}\n`);
+    if (liveDiffers)
+      process.stdout.write(
+        `differs live release: ${hosts
+          .filter((h) => h.ok)
+          .map((h) => `${h.url} ${h.live ?? 'none'}`)
+          .join(', ')}\n`,
+      );
     if (!drift && failures.length === 0) process.stdout.write(`${hosts.length} hosts hold the same files\n`);
   }
   if (failures.length > 0) return exitCodeFor(failures);
@@ -223,4 +254,3 @@ export function registerReleaseCommands(sync: Command, common: Common): void {
     .option('--token <token>', 'sync token (prefer ACK_SYNC_TOKEN)')
     .action(action(statusCommand, () => ({ hosts: [], differences: [] })));
 }
-

@@ -144,7 +144,22 @@ describe('examples/cluster: a release on two hosts behind nginx', () => {
     fs.writeFileSync(path.join(v1, 'page.html'), '<p>v2</p>');
     const push = spawn(
       process.execPath,
-      [ACK_BIN, 'sync', 'upload', v1, '--module', 'wwwroot', '--path', 'HDS/', '--url', hostA.url, '--url', relay.url, '--retries', '0'],
+      [
+        ACK_BIN,
+        'sync',
+        'upload',
+        v1,
+        '--module',
+        'wwwroot',
+        '--path',
+        'HDS/',
+        '--url',
+        hostA.url,
+        '--url',
+        relay.url,
+        '--retries',
+        '0',
+      ],
       { env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stderr = '';

@@ -90,7 +90,9 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   // hosts that are ack hosts with a listing (another server is named as such above).
   const plain = deltas.filter((d) => d.listed);
   if (options.releasesMissing && plain.length > 0)
-    say(`${plain.map((d) => d.url).join(', ')} ${plain.length === 1 ? 'has' : 'have'} no releases: pushing file by file`);
+    say(
+      `${plain.map((d) => d.url).join(', ')} ${plain.length === 1 ? 'has' : 'have'} no releases: pushing file by file`,
+    );
   const planned = deltas.filter((d) => d.plan);
   const totalFiles = planned.reduce(
     (n, d) => n + d.plan!.created.length + d.plan!.changed.length + d.plan!.deleted.length,

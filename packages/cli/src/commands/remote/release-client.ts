@@ -103,7 +103,8 @@ export function newReleaseId(now = new Date()): string {
 }
 
 /** `POST /stage/<id>/commit`: the switch; the manifest now live in `body`. */
-export const commitRelease = (t: ReleaseTarget, id: string) => call(t, 'POST', `/stage/${encodeURIComponent(id)}/commit`);
+export const commitRelease = (t: ReleaseTarget, id: string) =>
+  call(t, 'POST', `/stage/${encodeURIComponent(id)}/commit`);
 
 /** `DELETE /stage/<id>`: the staging removed, nothing switched. */
 export const discardRelease = (t: ReleaseTarget, id: string) => call(t, 'DELETE', `/stage/${encodeURIComponent(id)}`);

@@ -58,13 +58,23 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * `ack sync upload DIR --path P/` to hosts with releases. Answers `undefined` when no host has the
  * release endpoints (the caller then pushes file by file, as before).
  */
-export async function releaseUpload(root: string, urls: string[], options: ReleasePushOptions): Promise<number | undefined> {
+export async function releaseUpload(
+  root: string,
+  urls: string[],
+  options: ReleasePushOptions,
+): Promise<number | undefined> {
   const json = options.json === true;
   const say = (text: string) => !json && process.stderr.write(`ack: ${text}\n`);
   const settings = requestSettings(options);
   const prefix = `${joinRemote(undefined, options.path)}/`;
   const base = prefix.slice(0, -1);
-  const target = (url: string): ReleaseTarget => ({ url, token: options.token, module: options.module, prefix, settings });
+  const target = (url: string): ReleaseTarget => ({
+    url,
+    token: options.token,
+    module: options.module,
+    prefix,
+    settings,
+  });
   // Which hosts have releases, before the folder is read or listed: when none has, the push goes
   // file by file, as before (the delta push says so for each host it can list).
   const probes = await Promise.all(urls.map((url) => listReleases(target(url))));
@@ -120,7 +130,9 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
       const r = rows.get(busy[i]!.url)!;
       if (!o.ok) {
         r.state = 'not staged';
-        r.error = noReleases(o) ? `${o.url} has no releases (ModuleConfig:IsEnabledReleases); push with --no-release` : o.error;
+        r.error = noReleases(o)
+          ? `${o.url} has no releases (ModuleConfig:IsEnabledReleases); push with --no-release`
+          : o.error;
       }
     });
     await discardAll(ids, target, rows);
@@ -138,7 +150,12 @@ export async function releaseUpload(root: string, urls: string[], options: Relea
         const created = new Set(d.plan!.created);
         const sends = [...d.plan!.created, ...d.plan!.changed].map((f) => async (): Promise<FileResult> => {
           const o = await putStagedFile(t, id, relative(f.remotePath), f.file);
-          const result: FileResult = { ...o, path: f.remotePath, file: f.file, change: created.has(f) ? 'Created' : 'Changed' };
+          const result: FileResult = {
+            ...o,
+            path: f.remotePath,
+            file: f.file,
+            change: created.has(f) ? 'Created' : 'Changed',
+          };
           noteSent(result);
           return result;
         });
@@ -273,7 +290,10 @@ function report(
     if (h.state === 'switched' || h.state === 'unchanged') process.stdout.write(`${line}\n`);
     else say(line);
   }
-  if (!ok) say(`no host switched${hosts.some((h) => h.state === 'switched back') ? ' (those that had were switched back)' : ''}`);
+  if (!ok)
+    say(
+      `no host switched${hosts.some((h) => h.state === 'switched back') ? ' (those that had were switched back)' : ''}`,
+    );
   return code;
 }
 

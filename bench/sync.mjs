@@ -8,7 +8,11 @@
 // no-op is also measured with --rehash (every local file read and hashed, as rsync --checksum does). Each figure is the
 // median of SYNC_ROUNDS rounds (default 3); a ratio is ack's time over the peer's. The whole run is
 // bounded by SYNC_TIMEOUT_S (default 1200): past it, every command is stopped and the run fails.
-// SYNC_ONLY picks cases by name (`noop,changed,first,big`; default all of them).
+// SYNC_ONLY picks cases by name (`noop,changed,first,big,release`; default all of them). The host
+// has releases on (docs/releases.md): the rows beside rsync push file by file (--no-release, as to
+// a host without releases); the `release` case pushes the same tree as releases under another
+// prefix: the first push, a no-op, 50 changed files, and the switch back and forth on the host
+// (`POST .../releases/rollback`, timed by curl from request to answer).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -24,7 +28,7 @@ const home = path.join(work, 'home');
 const ROUNDS = Number(process.env.SYNC_ROUNDS ?? 3);
 const FILES = Number(process.env.SYNC_FILES ?? 5000);
 const BIG_MIB = Number(process.env.SYNC_BIG_MIB ?? 200);
-const ONLY = new Set((process.env.SYNC_ONLY ?? 'noop,changed,first,big').split(',').map((s) => s.trim()));
+const ONLY = new Set((process.env.SYNC_ONLY ?? 'noop,changed,first,big,release').split(',').map((s) => s.trim()));
 const DEADLINE = Date.now() + Number(process.env.SYNC_TIMEOUT_S ?? 1200) * 1000;
 const TOKEN = 'bench-sync-token';
 const ACK = path.join(repo, 'packages/cli/dist/bin.js');
@@ -74,7 +78,12 @@ function prepare() {
     path.join(home, 'modules/wwwroot/module.json'),
     JSON.stringify({
       ModuleID: 'wwwroot',
-      ModuleConfig: { ContractBasePath: '../contracts/wwwroot', WWWRootBasePath: '../www', FileSyncTokens: [TOKEN] },
+      ModuleConfig: {
+        ContractBasePath: '../contracts/wwwroot',
+        WWWRootBasePath: '../www',
+        FileSyncTokens: [TOKEN],
+        IsEnabledReleases: true,
+      },
     }),
   );
   fs.mkdirSync(path.join(home, 'www'), { recursive: true });
@@ -214,7 +223,18 @@ const ack = (...args) =>
     ACK_SYNC_TOKEN: TOKEN,
     XDG_CACHE_HOME: path.join(work, 'cache'),
   });
-const ackTree = (...extra) => ack(src, '--path', 'B', ...extra);
+const ackTree = (...extra) => ack(src, '--path', 'B', '--no-release', ...extra);
+const ackRelease = (...extra) => ack(src, '--path', 'R/', ...extra);
+/** One request to the host's release endpoints, timed from request to answer (curl). */
+const releaseCall = (method, route) =>
+  run('curl', [
+    '-sf',
+    '-X',
+    method,
+    '-u',
+    `${TOKEN}:`,
+    `${url}/wwwroot/api/sync/releases${route}${route.includes('?') ? '&' : '?'}moduleName=wwwroot&path=R/`,
+  ]);
 const rsync = (...args) => run('rsync', [...args, `${src}/`, rsyncd.target]);
 /**
  * Empties both destinations for a first push. The old trees are moved aside, not deleted, until the
@@ -287,6 +307,7 @@ try {
     });
 
   if (ONLY.has('big')) bigFile();
+  if (ONLY.has('release')) releases();
 } catch (err) {
   failed = true;
   console.error(`bench:sync: ${err.message}`);
@@ -294,6 +315,50 @@ try {
   host.kill('SIGTERM');
   rsyncd.child.kill('SIGTERM');
   fs.rmSync(rsyncd.confDir, { recursive: true, force: true });
+}
+
+/** The tree as releases under R/: first push, no-op, 50 changed, switch back and forth on the host. */
+function releases() {
+  const clearR = () => {
+    const trash = path.join(work, 'trash');
+    fs.mkdirSync(trash, { recursive: true });
+    for (const tree of [path.join(contracts, 'R'), path.join(contracts, '.ack-releases', 'R')])
+      if (fs.existsSync(tree) || fs.lstatSync(tree, { throwIfNoEntry: false }))
+        fs.renameSync(tree, path.join(trash, String(cleared++)));
+  };
+  measure('release: first push (5,000 files, 52 MiB)', clearR, {
+    ack: () => ackRelease(),
+    'ack --no-release': () => ackRelease('--no-release'),
+  });
+  ackRelease();
+  spawnSync('sleep', ['2']);
+  ackRelease();
+  measure('release: no-op push (5,000 files)', () => undefined, {
+    ack: () => ackRelease(),
+    'ack --no-release': () => ackRelease('--no-release'),
+  });
+  const changed = Array.from({ length: 50 }, (_, i) => path.join(src, `d${(i * 97) % 50}`, `f${i * 97}.html`));
+  let round = 0;
+  const change = () => {
+    round++;
+    for (const f of changed) fs.writeFileSync(f, bytes(fs.statSync(f).size, round + 2000));
+  };
+  measure('release: 50 changed', change, {
+    ack: () => ackRelease(),
+    'ack --no-release': () => ackRelease('--no-release'),
+  });
+  const list = JSON.parse(releaseCall('GET', '/')).releases;
+  const [live, before] = [list[0].id, list[1].id];
+  measure('release: switch on the host (POST rollback)', () => undefined, {
+    ack: () => {
+      releaseCall('POST', `/rollback?to=${before}`);
+      releaseCall('POST', `/rollback?to=${live}`);
+    },
+    'curl GET (one request, no switch)': () => {
+      releaseCall('GET', '/');
+      releaseCall('GET', '/');
+    },
+  });
 }
 
 function bigFile() {

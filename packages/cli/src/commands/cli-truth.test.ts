@@ -186,9 +186,10 @@ describe('ack sync upload --dry-run', () => {
       ['sync', 'upload', dir, '--module', 'wwwroot', '--url', `http://127.0.0.1:${port}`, '--dry-run', '--json'],
       { env },
     );
-    expect(json.code).toBe(0);
+    // A host that cannot be listed: every file is shown, and the run fails, as a push would.
+    expect(json.code).toBe(1);
     expect(oneDocument(json.stdout)).toMatchObject({
-      ok: true,
+      ok: false,
       dryRun: true,
       results: [
         { path: 'HDS/a.html', bytes: 4 },
@@ -221,7 +222,8 @@ describe('ack sync upload --dry-run', () => {
       env,
     });
     expect(prefixed.code).toBe(0);
-    expect(prefixed.stderr).toBe('');
+    // No hint; only the line saying the host has no releases (docs/sync.md "Releases").
+    expect(prefixed.stderr).toBe(`ack: ${h.url} has no releases: pushing file by file\n`);
   });
 });
 

@@ -16,6 +16,8 @@ import { createProgress, formatBytes, runLimited } from './remote/progress.js';
 import { syncRefresh, syncUpload, type ChangeType, type UploadItem } from './remote/sync-client.js';
 import { exitCodeFor, uploadResultJson, type Outcome } from './remote/outcome.js';
 import { deltaUpload } from './remote/delta-upload.js';
+import { releaseUpload } from './remote/release-push.js';
+import { registerReleaseCommands } from './sync-releases.js';
 import { MODULE_NAMES, parseModuleName } from './remote/module-names.js';
 
 export function parseChange(value: string): ChangeType {
@@ -44,6 +46,8 @@ interface UploadOptions extends SyncOptions {
   dryRun?: boolean;
   delete?: boolean;
   rehash?: boolean;
+  /** False with `--no-release`: push file by file even to a host with releases. */
+  release?: boolean;
 }
 
 /**
@@ -85,7 +89,16 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
   const change = options.change ?? 'Changed';
   const local = path.resolve(target);
   const isFolder = (await fs.promises.stat(local).catch(() => undefined))?.isDirectory() === true;
-  if (isFolder && change !== 'Deleted') return deltaUpload(local, urls, options);
+  if (isFolder && change !== 'Deleted') {
+    const token = (options.token ?? process.env.ACK_SYNC_TOKEN ?? '').trim();
+    // A folder under a prefix goes as a release where the hosts have them (docs/releases.md).
+    if (options.release !== false && !options.dryRun && token !== '' && joinRemote(options.path, '') !== '') {
+      const released = await releaseUpload(local, urls, { ...options, token, path: options.path! });
+      if (released !== undefined) return released;
+      return deltaUpload(local, urls, { ...options, releasesMissing: true });
+    }
+    return deltaUpload(local, urls, options);
+  }
   if (options.delete) throw new CliError('--delete needs a folder (and no --change Deleted)', EXIT.usage);
   const items = await uploadItems(target, options, change);
   const hint = applicationFolderHint(
@@ -258,6 +271,7 @@ export function registerSync(program: Command): void {
     .option('--dry-run', 'list what would be created, changed and deleted, and send nothing')
     .option('--delete', 'a folder: also delete files the host has under --path and the folder has not')
     .option('--rehash', 'a folder: hash every local file again instead of trusting the local digest cache')
+    .option('--no-release', 'a folder: push file by file even to hosts that take releases (stage, then one switch)')
     .action(
       action(uploadCommand, (o) => ({
         module: o.module,
@@ -266,6 +280,8 @@ export function registerSync(program: Command): void {
         results: [],
       })),
     );
+
+  registerReleaseCommands(sync, common);
 
   common(sync.command('refresh').description("ask the host to reload one contract file into the module's cache"))
     .requiredOption('--path <target>', "path in the module's contract folder")

@@ -7,6 +7,7 @@ import { CONTRACT_TYPES } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { tokenFromAuthorization } from '../sync/basic-token.js';
 import { contractFolderOf } from '../sync/module-folders.js';
+import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
 import { ReleaseError, ReleaseStore } from './store.js';
 
@@ -99,6 +100,7 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
         () => true,
         () => false,
       );
+      if (existed) await removeEmptyParents(absolute, staging);
       res.json({ path: relative, existed });
     }),
   );

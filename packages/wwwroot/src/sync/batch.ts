@@ -5,6 +5,8 @@ import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';
 import { bad, parseModuleName, resolveModulePath } from './targets.js';
+import { removeEmptyParents } from './empty-folders.js';
+import { contractFolderOf } from './module-folders.js';
 
 /** Most files in one batch request (docs/sync.md "Batches"); a client splits a longer push. */
 export const BATCH_MAX_FILES = 1000;
@@ -74,6 +76,9 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
         return Promise.all(deletes.map((p) => resolveEntry(module, p)));
       },
       async answer(outcomes) {
+        for (const o of outcomes)
+          if (o.ok && o.change === 'Deleted' && o.request.absolute)
+            await removeEmptyParents(o.request.absolute, await contractFolderOf(runtime, o.request.module));
         const refreshes = await mapLimited(outcomes, REFRESH_CONCURRENCY, async (o) => {
           if (!o.ok || !o.request.absolute) return undefined;
           return refreshModule(

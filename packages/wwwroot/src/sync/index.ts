@@ -8,6 +8,7 @@ import { contractFolderOf } from './module-folders.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { bad, parseModuleName, queryOf, resolveModulePath } from './targets.js';
 import { createBatchHandler } from './batch.js';
+import { removeEmptyParents } from './empty-folders.js';
 import { createDigestCache } from './digest-cache.js';
 import { createListHandler } from './listing-http.js';
 import { createReleaseRouter } from '../releases/http.js';
@@ -117,6 +118,8 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
     (req: express.Request, res: express.Response) =>
     async ({ request: target, existed, bytes, sha256 }: UploadOutcome<SyncTarget>) => {
       const stored = { bytes, sha256, existed: existed[0]! };
+      if (target.change === 'Deleted')
+        await removeEmptyParents(target.absolute, await contractFolderOf(runtime, target.module));
       const refresh = await refreshModule(
         runtime,
         { ...target, authorizationKey: header(req, 'authorizationkey') },

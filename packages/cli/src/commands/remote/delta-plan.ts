@@ -99,9 +99,29 @@ export async function scanLocal(root: string, prefix: string | undefined, rehash
       sha256: known.digests[i],
       scanned: f,
     }));
+    refuseCollisions(files);
     return { root, base, files, scannedAtMs, known };
   } catch (err) {
+    if (err instanceof CliError) throw err;
     throw new CliError(`cannot read the folder: ${(err as Error).message}`, EXIT.usage);
+  }
+}
+
+/**
+ * Two local names that go to one remote path (`a\\b.html` and `a/b.html` on Linux, where `\\` is a
+ * character of a name, but the host reads it as `/`): refused before anything is sent, or one
+ * would silently overwrite the other (docs/sync.md "The delta").
+ */
+export function refuseCollisions(files: ReadonlyArray<{ remotePath: string; scanned: { rel: string } }>): void {
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const other = seen.get(f.remotePath);
+    if (other !== undefined)
+      throw new CliError(
+        `two local files go to one path on the host, ${f.remotePath}: ${other} and ${f.scanned.rel}; rename one`,
+        EXIT.usage,
+      );
+    seen.set(f.remotePath, f.scanned.rel);
   }
 }
 

@@ -11,6 +11,7 @@ import {
 } from './delta-plan.js';
 import { exitCodeFor, uploadResultJson } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
+import { applyPending, loadPending, savePending } from './refresh-pending.js';
 import { applicationFolderHint } from './path-mapping.js';
 import { createProgress, formatBytes } from './progress.js';
 
@@ -23,6 +24,8 @@ export interface DeltaOptions extends RemoteOptions {
   delete?: boolean;
   /** Hash every local file again rather than trust the local digest cache. */
   rehash?: boolean;
+  /** A release push was tried and no host has releases: the push says so. */
+  releasesMissing?: boolean;
 }
 
 const counts = (h: HostDelta) => ({
@@ -73,6 +76,9 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
     say('no sync token: cannot compare with the hosts, so every file is listed');
     deltas = urls.map((url) => ({ url, listed: false, plan: planDelta(files, undefined, { delete: false }) }));
   }
+  // Files stored before whose refresh failed go again (the listing alone shows them as done).
+  const pending = loadPending(root);
+  applyPending(deltas, files, pending);
   if (options.dryRun) {
     saveLocal(folder);
     return dryRunDelta(deltas, files, options, hint, say);
@@ -80,6 +86,13 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
 
   const failed = deltas.filter((d) => d.failure);
   for (const d of failed) say(d.failure!.error ?? `${d.url} could not be listed`);
+  // A release push that found no host with releases (docs/sync.md "Releases"): said once, for the
+  // hosts that are ack hosts with a listing (another server is named as such above).
+  const plain = deltas.filter((d) => d.listed);
+  if (options.releasesMissing && plain.length > 0)
+    say(
+      `${plain.map((d) => d.url).join(', ')} ${plain.length === 1 ? 'has' : 'have'} no releases: pushing file by file`,
+    );
   const planned = deltas.filter((d) => d.plan);
   const totalFiles = planned.reduce(
     (n, d) => n + d.plan!.created.length + d.plan!.changed.length + d.plan!.deleted.length,
@@ -108,6 +121,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   lines.flush();
   progress.done();
   saveLocal(folder);
+  savePending(root, pending, results);
   const hosts = deltas.map((d) => {
     const mine = results.filter((r) => r.url === d.url);
     // What the host did, as it answered each file: a file it refused is failed, not created.
@@ -222,7 +236,10 @@ function dryRunDelta(
   hint: string | undefined,
   say: (text: string) => void,
 ): number {
-  // A host that could not be asked (unreachable, refused) is shown as "every file": nothing is sent anyway.
+  // A host that could not be asked (unreachable, refused) is shown as "every file": nothing is sent
+  // anyway. The run still fails: a push now would not reach it.
+  const unasked = deltas.filter((d) => d.failure).map((d) => d.failure!);
+  const code = exitCodeFor(unasked);
   for (const d of deltas)
     if (d.failure) {
       say(`${d.failure.error ?? `${d.url} could not be listed`}: every file is listed`);
@@ -237,7 +254,7 @@ function dryRunDelta(
     process.stdout.write(
       `${JSON.stringify(
         {
-          ok: true,
+          ok: unasked.length === 0,
           module: options.module,
           change: 'Changed',
           dryRun: true,
@@ -249,7 +266,7 @@ function dryRunDelta(
         2,
       )}\n`,
     );
-    return EXIT.ok;
+    return code;
   }
   const several = deltas.length > 1;
   const anyListed = deltas.some((d) => d.listed);
@@ -271,7 +288,7 @@ function dryRunDelta(
     process.stdout.write(
       `dry run: ${plural(sent.length, 'file')}, ${formatBytes(total)}, to ${deltas.map((d) => d.url).join(', ')}; nothing was sent\n`,
     );
-    return EXIT.ok;
+    return code;
   }
   for (const d of deltas) {
     const c = counts(d);
@@ -280,5 +297,5 @@ function dryRunDelta(
       `dry run on ${d.url}: ${c.created} to create, ${c.changed} to change, ${c.deleted} to delete, ${c.unchanged} unchanged (${formatBytes(bytes)} to send); nothing was sent\n`,
     );
   }
-  return EXIT.ok;
+  return code;
 }

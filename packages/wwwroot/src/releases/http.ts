@@ -8,7 +8,8 @@ import type { WwwrootRuntime } from '../runtime.js';
 import { tokenFromAuthorization } from '../sync/basic-token.js';
 import { contractFolderOf } from '../sync/module-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
-import { ReleaseError, ReleaseStore } from './store.js';
+import { ReleaseError } from './store.js';
+import { releaseStoreOf } from './stores.js';
 
 // The thin HTTP adapter of the release store, under `/wwwroot/api/sync/releases` behind the sync
 // token (docs/wire-formats.md "Sync releases"). Every refusal is problem+json.
@@ -21,12 +22,7 @@ export function tokenFingerprint(authorization: string | undefined): string {
 
 export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): Router {
   const router = express.Router();
-  const stores = new Map<string, ReleaseStore>();
-  const storeOf = (folder: string) => {
-    let s = stores.get(folder);
-    if (!s) stores.set(folder, (s = new ReleaseStore({ contractDir: folder })));
-    return s;
-  };
+  const storeOf = (folder: string) => releaseStoreOf(runtime, folder);
   // At start: staging debris of a host that died is removed, every prefix left on one release;
   // release requests wait for it, or it could remove a stage they just began.
   const recovered = (async () => {

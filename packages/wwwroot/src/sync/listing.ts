@@ -7,6 +7,8 @@ import type { WwwrootRuntime } from '../runtime.js';
 import { batchOffer } from './batch.js';
 import type { DigestCache, ListedFile } from './digest-cache.js';
 import { contractFolderOf } from './module-folders.js';
+import { stagedFolderOf } from '../releases/stage-target.js';
+import { RELEASES_FOLDER } from '../releases/layout.js';
 import { parseModuleName, queryOf, resolveInFolder } from './targets.js';
 
 /** Files hashed at once while listing: enough to keep the disk busy, few enough to stay fair. */
@@ -139,6 +141,13 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
     let inner: Folder | undefined;
     while (folder.at < entries.length && names.length < FACTS_SLICE) {
       const entry = entries[folder.at++]!;
+      // Releases (docs/releases.md "Layout on disk"): their store is not contract files, and a
+      // prefix's link is listed as the folder of its live release.
+      if (base === '' && entry.name === RELEASES_FOLDER) continue;
+      if (entry.isSymbolicLink() && isReleaseLink(realRoot, `${dirBase}${entry.name}`)) {
+        inner = { dir: childOf(dir, entry.name), base: `${base}${entry.name}/`, at: 0 };
+        break;
+      }
       if (entry.isDirectory()) {
         inner = { dir: childOf(dir, entry.name), base: `${base}${entry.name}/`, at: 0 };
         break;
@@ -159,6 +168,16 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
       spent = 0;
       await turn();
     }
+  }
+}
+
+/** A symlink to a release of this contract folder: a folder under `<root>/.ack-releases/`. */
+function isReleaseLink(realRoot: string, absolute: string): boolean {
+  try {
+    const real = fs.realpathSync(absolute);
+    return inside(path.join(realRoot, RELEASES_FOLDER), real) && fs.statSync(real).isDirectory();
+  } catch {
+    return false;
   }
 }
 
@@ -238,7 +257,8 @@ export function createListHandler(runtime: WwwrootRuntime, cache: DigestCache): 
     try {
       const query = queryOf(req);
       const module = parseModuleName(query.get('modulename'));
-      const folder = await contractFolderOf(runtime, module);
+      // `?release=<id>&path=<prefix>`: the staged release's files, relative to the prefix.
+      const folder = (await stagedFolderOf(runtime, module, query)) ?? (await contractFolderOf(runtime, module));
       const prefix = query.get('prefix') ?? '';
       const lexical = resolveContainedPath(folder, prefix);
       // No prefix (or only `/` and `.`) is the whole folder; anything else resolves like a target.

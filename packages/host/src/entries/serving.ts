@@ -22,6 +22,7 @@ export { createSignInService, computeSignExpiry, safeLocalReturnUrl } from '../s
 export { PROFILE_FIELDS } from '../sign-in/user-account.js';
 export type { SignInCookieNames, SignInAccount } from '../sign-in/index.js';
 export { FileTooLargeError, isTemporaryFileName } from '../fs/safe-write.js';
+export { withFileLock } from '../fs/file-lock.js';
 export type { StagedFile, StageOptions } from '../fs/safe-write.js';
 export type {
   BodyUploadHandling,

@@ -4,6 +4,7 @@ import type { ModuleUpgrade, WebSocket } from '@ack/host';
 import type { WwwrootRuntime } from '../runtime.js';
 import type { SharedFileCatalog } from '../shared-files/catalog.js';
 import { createServedPathMap, sharedFileFolders } from './served-paths.js';
+import { isUnderReleasePrefix } from '../releases/layout.js';
 
 /** Where the live-reload socket is offered; the manifest names it in `Ack-Live-Reload`. */
 export const LIVE_RELOAD_PATH = '/wwwroot/api/live-reload';
@@ -99,7 +100,12 @@ export function createLiveReload(runtime: WwwrootRuntime, catalog: SharedFileCat
     }
   };
   const startWatching = () => {
-    for (const folder of folders) watch(folder.root, true, () => true);
+    // Under a release prefix the switch is the one announcement (docs/releases.md "Refresh and live
+    // reload"): staging's hard links touch the live files' link counts, which the watcher would
+    // take for edits.
+    const plain = (root: string) => (name: string) =>
+      !settings.releasesEnabled || !isUnderReleasePrefix(settings.contractBasePath, path.join(root, name));
+    for (const folder of folders) watch(folder.root, true, plain(folder.root));
     for (const [folder, names] of sharedFileFolders(shared)) watch(folder, false, (name) => names.has(name));
   };
   const stopWatching = () => {

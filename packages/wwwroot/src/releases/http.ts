@@ -1,6 +1,7 @@
 import { wwwrootProblems } from '../problem-codes.js';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import express, { type Router } from 'express';
 import { ProblemError, type UploadFlow } from '@ack/host';
 import { CONTRACT_TYPES } from '@ack/host/serving';
@@ -9,7 +10,11 @@ import { tokenFromAuthorization } from '../sync/basic-token.js';
 import { contractFolderOf } from '../sync/module-folders.js';
 import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
-import { ReleaseError, ReleaseStore } from './store.js';
+import { ReleaseError, type ReleaseManifest, type ReleaseStore } from './store.js';
+import { changedFiles } from './diff.js';
+import { releaseDir } from './layout.js';
+import { refreshModule } from '../sync/refresh.js';
+import { releaseStoreOf } from './stores.js';
 
 // The thin HTTP adapter of the release store, under `/wwwroot/api/sync/releases` behind the sync
 // token (docs/wire-formats.md "Sync releases"). Every refusal is problem+json.
@@ -22,12 +27,7 @@ export function tokenFingerprint(authorization: string | undefined): string {
 
 export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): Router {
   const router = express.Router();
-  const stores = new Map<string, ReleaseStore>();
-  const storeOf = (folder: string) => {
-    let s = stores.get(folder);
-    if (!s) stores.set(folder, (s = new ReleaseStore({ contractDir: folder })));
-    return s;
-  };
+  const storeOf = (folder: string) => releaseStoreOf(runtime, folder);
   // At start: staging debris of a host that died is removed, every prefix left on one release;
   // release requests wait for it, or it could remove a stage they just began.
   const recovered = (async () => {
@@ -108,8 +108,10 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   router.post(
     '/stage/:id/commit',
     route(async (req, res) => {
-      const { store, prefix } = await target(req);
-      res.json(await store.commit(prefix, String(req.params.id)));
+      const { store, prefix, module } = await target(req);
+      const switched = await store.commit(prefix, String(req.params.id));
+      await announceSwitch(req, module, store, switched);
+      res.json(switched);
     }),
   );
 
@@ -132,10 +134,38 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   router.post(
     '/rollback',
     route(async (req, res) => {
-      const { q, store, prefix } = await target(req);
-      res.json(await store.rollback(prefix, q.get('to') || undefined));
+      const { q, store, prefix, module } = await target(req);
+      const before = (await store.list(prefix)).find((r) => r.live)?.id;
+      const switched = await store.rollback(prefix, q.get('to') || undefined);
+      // A rollback to the live release changes nothing: nothing to tell.
+      if (switched.id !== before) await announceSwitch(req, module, store, switched);
+      res.json(switched);
     }),
   );
+  /**
+   * A switch is one change for the module and for live reload: the files the two releases differ
+   * in, at their paths through the link, refreshed and announced once (not once per file).
+   */
+  async function announceSwitch(req: express.Request, module: string, store: ReleaseStore, m: ReleaseManifest) {
+    const p = store.paths(m.prefix);
+    if (m.previous === m.id) return;
+    const from = m.previous ? releaseDir(p, m.previous) : null;
+    const changed = await changedFiles(from, releaseDir(p, m.id)).catch(() => [] as string[]);
+    if (changed.length === 0) return;
+    const authorizationKey = req.headers.authorizationkey;
+    await refreshModule(
+      runtime,
+      {
+        module,
+        change: 'Changed',
+        relative: p.segments.join('/'),
+        absolute: p.link,
+        files: changed.map((rel) => path.join(p.link, ...rel.split('/'))),
+        authorizationKey: typeof authorizationKey === 'string' ? authorizationKey : undefined,
+      },
+      runtime.settings.syncRefreshTimeoutMs,
+    );
+  }
   return router;
 }
 

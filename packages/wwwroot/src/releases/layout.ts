@@ -1,6 +1,6 @@
 import { wwwrootProblems } from '../problem-codes.js';
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import fsSync, { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isTemporaryFileName } from '@ack/host/serving';
@@ -149,4 +149,25 @@ export async function linkTree(src: string, dest: string): Promise<void> {
     else if (e.isFile()) await fs.link(from, to);
     else if (e.isSymbolicLink()) await fs.symlink(await fs.readlink(from), to);
   }
+}
+
+/**
+ * True when a file of the contract folder lies under a release prefix (a prefix with a folder in
+ * `.ack-releases`). Read from disk on each call: for the few callers that are not on the request
+ * path (the live-reload watcher).
+ */
+export function isUnderReleasePrefix(contractDir: string, absolute: string): boolean {
+  const rel = path.relative(contractDir, absolute);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return false;
+  const segments = rel.split(path.sep);
+  let keys: string[];
+  try {
+    keys = fsSync.readdirSync(path.join(contractDir, RELEASES_FOLDER));
+  } catch {
+    return false;
+  }
+  return keys.some((k) => {
+    const prefix = keySegments(k);
+    return prefix.length < segments.length && prefix.every((s, i) => s === segments[i]);
+  });
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { wwwrootProblems } from '../problem-codes.js';
 import { writeFileAtomic } from '@ack/host';
-import { isTemporaryFileName } from '@ack/host/serving';
+import { isTemporaryFileName, withFileLock } from '@ack/host/serving';
 import {
   RELEASES_FOLDER,
   ReleaseError,
@@ -66,6 +66,9 @@ export interface Staging {
   dir: string;
 }
 
+/** The lock file of a prefix's folder; never debris, never a release. */
+const LOCK_FILE = '.lock';
+
 export class ReleaseStore {
   private readonly keep: number;
   private readonly graceMs: number;
@@ -82,9 +85,17 @@ export class ReleaseStore {
     this.options.afterStep?.(s);
   }
 
-  /** Switches, rollbacks and prunes of one prefix run one at a time in this process. */
+  /**
+   * Switches, rollbacks and prunes of one prefix run one at a time: in this process by a chain, and
+   * across processes (workers) by a lock file in the prefix's folder (docs/releases.md "Workers").
+   */
   private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const run = (this.chains.get(key) ?? Promise.resolve()).then(work, work);
+    const home = path.join(this.options.contractDir, RELEASES_FOLDER, key);
+    const locked = async () => {
+      await fs.mkdir(home, { recursive: true });
+      return withFileLock(path.join(home, LOCK_FILE), work);
+    };
+    const run = (this.chains.get(key) ?? Promise.resolve()).then(locked, locked);
     this.chains.set(
       key,
       run.catch(() => undefined),
@@ -320,6 +331,7 @@ export class ReleaseStore {
       const p = this.paths(prefix);
       await fs.rm(p.tempLink, { force: true });
       for (const n of await fs.readdir(p.home)) {
+        if (n === LOCK_FILE) continue;
         const full = path.join(p.home, n);
         if (n.endsWith('.staging') || isTemporaryFileName(n) || (n.startsWith('.') && n.endsWith('.by'))) {
           await fs.rm(full, { recursive: true, force: true });
@@ -329,6 +341,7 @@ export class ReleaseStore {
       if (live && !(await exists(releaseDir(p, live)))) live = null;
       const names = await fs.readdir(p.home);
       for (const n of names) {
+        if (n === LOCK_FILE) continue;
         const full = path.join(p.home, n);
         if (n.endsWith('.json')) {
           if (!(await exists(full.slice(0, -5)))) await fs.rm(full, { force: true });
@@ -340,7 +353,8 @@ export class ReleaseStore {
         const newest = (await this.listOf(p))[0];
         if (newest && !(await fs.lstat(p.link).catch(() => null))?.isDirectory()) await this.swapLink(p, newest.id);
       }
-      if ((await fs.readdir(p.home)).length === 0) await fs.rmdir(p.home).catch(() => undefined);
+      if ((await fs.readdir(p.home)).filter((n) => n !== LOCK_FILE).length === 0)
+        await fs.rm(p.home, { recursive: true }).catch(() => undefined);
     }
   }
 }

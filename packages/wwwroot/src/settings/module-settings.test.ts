@@ -48,6 +48,21 @@ describe('wwwroot module.json', () => {
     expect(message).toContain('ModuleConfig.DevAutoSignIn.Roles');
   });
 
+  it('takes Releases:Keep and Releases:GraceSeconds within range (quoted numbers count) and names the key out of range', async () => {
+    for (const ok of [{ Keep: 1, GraceSeconds: 0 }, { Keep: '1000', GraceSeconds: '604800' }, {}]) {
+      expect(await startWith({ ModuleConfig: { Releases: ok } }), JSON.stringify(ok)).toBe('started');
+    }
+    expect(await startWith({ ModuleConfig: { Releases: { Keep: 0 } } })).toContain('ModuleConfig.Releases.Keep');
+    expect(await startWith({ ModuleConfig: { Releases: { Keep: 1001 } } })).toContain('ModuleConfig.Releases.Keep');
+    expect(await startWith({ ModuleConfig: { Releases: { Keep: 2.5 } } })).toContain('ModuleConfig.Releases.Keep');
+    expect(await startWith({ ModuleConfig: { Releases: { GraceSeconds: -1 } } })).toContain(
+      'ModuleConfig.Releases.GraceSeconds',
+    );
+    expect(await startWith({ ModuleConfig: { Releases: { GraceSeconds: 604801 } } })).toContain(
+      'ModuleConfig.Releases.GraceSeconds',
+    );
+  });
+
   it('refuses a ModuleConfig that is not an object and an empty ModuleID', async () => {
     expect(await startWith({ ModuleConfig: [] })).toContain('ModuleConfig:');
     expect(await startWith({ ModuleID: '' })).toContain('ModuleID: must not be empty');

@@ -92,6 +92,13 @@ const ModuleConfigSchema = z.looseObject({
     .unknown()
     .transform((v) => v === true || (typeof v === 'string' && v.trim().toLowerCase() === 'true'))
     .optional(),
+  // How many releases a prefix keeps and how long a removed file is still served (docs/releases.md).
+  Releases: z
+    .looseObject({
+      Keep: z.number().int().min(1).max(1000).default(5),
+      GraceSeconds: z.number().int().min(0).max(604_800).default(600),
+    })
+    .prefault({}),
   // A quoted "true"/"false" counts, as in appsettings.json.
   IsEnabledHtmxSample: z
     .unknown()
@@ -160,6 +167,8 @@ export interface WwwrootSettings {
   syncRefreshTimeoutMs: number;
   /** `IsEnabledReleases`: the release endpoints under `/wwwroot/api/sync/releases` (docs/releases.md); off by default. */
   releasesEnabled: boolean;
+  /** `Releases:Keep` (1 to 1000, default 5) and `Releases:GraceSeconds` (0 to 7 days, default 600). */
+  releases: { keep: number; graceSeconds: number };
   /** `IsEnabledHtmxSample`; when not set, true in the development environment (`RunningEnvironment` D) only. */
   htmxSampleEnabled: boolean;
   /** Live reload is on: in development unless `IsEnabledLiveReload` is false, elsewhere when it is true, never in production. */
@@ -231,6 +240,7 @@ export function parseWwwrootSettings(ctx: ModuleSettingsSource): WwwrootSettings
     businessServerTimeoutMs: Math.max(1, parseTimeSpanMs(c.BusinessServerTimeout)),
     syncRefreshTimeoutMs: c.SyncRefreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS,
     releasesEnabled: c.IsEnabledReleases ?? false,
+    releases: { keep: c.Releases.Keep, graceSeconds: c.Releases.GraceSeconds },
     htmxSampleEnabled: c.IsEnabledHtmxSample ?? app.RunningEnvironment === 'D',
     liveReload: app.RunningEnvironment !== 'P' && (c.IsEnabledLiveReload ?? app.RunningEnvironment === 'D'),
     warnings: unknownConfigKeys(ctx),

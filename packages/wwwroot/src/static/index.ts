@@ -4,6 +4,8 @@ import type { ServingEngine } from '../serving/index.js';
 import { createFolderHandler, type Mount } from '../serving/folder-handler.js';
 import { createServedFolder } from '../serving/served-folder.js';
 import path from 'node:path';
+import { withReleases } from '../releases/serving.js';
+import { releaseStoreOf } from '../releases/stores.js';
 
 /**
  * Contract screens under `/{ContractRequestPath}` (from `<ContractBasePath>/<ApplicationID>`) and
@@ -15,12 +17,13 @@ import path from 'node:path';
 export function createStaticHandlers(runtime: WwwrootRuntime, engine: ServingEngine): RawHandler[] {
   const { settings, ctx } = runtime;
   const contractRoot = path.join(settings.contractBasePath, settings.host.applicationId);
+  const contractPrefix = settings.contractRequestPath
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.toLowerCase());
   const mounts: Mount[] = [
     {
-      prefix: settings.contractRequestPath
-        .split('/')
-        .filter(Boolean)
-        .map((s) => s.toLowerCase()),
+      prefix: contractPrefix,
       folder: createServedFolder(contractRoot, engine.dirs, engine.store),
       capability: { route: 'screen' },
     },
@@ -31,5 +34,18 @@ export function createStaticHandlers(runtime: WwwrootRuntime, engine: ServingEng
   ctx.logger.info(
     `contract screens: /${settings.contractRequestPath}/ from ${contractRoot}; static root: ${settings.wwwrootBasePath}`,
   );
-  return [folders.handler];
+  if (!settings.releasesEnabled) return [folders.handler];
+  // Release prefixes of the contract folder: pinned by `ack-release`, removed files within grace.
+  return [
+    withReleases(
+      {
+        contractDir: settings.contractBasePath,
+        mountSegments: [settings.host.applicationId],
+        urlPrefix: contractPrefix,
+        store: releaseStoreOf(runtime, settings.contractBasePath),
+        engine,
+      },
+      folders.handler,
+    ),
+  ];
 }

@@ -4,9 +4,10 @@ import { batchFormLimits, type FormFieldValues, type RealFolders } from '@ack/ho
 import type { WwwrootRuntime } from '../runtime.js';
 import { publicOutcome, refreshModule } from './refresh.js';
 import { wwwrootProblems } from '../problem-codes.js';
-import { bad, parseModuleName, resolveModulePath } from './targets.js';
+import { bad, parseModuleName, queryOf, resolveInFolder, resolveModulePath } from './targets.js';
 import { removeEmptyParents } from './empty-folders.js';
 import { contractFolderOf } from './module-folders.js';
+import { stagedFolderOf } from '../releases/stage-target.js';
 
 /** Most files in one batch request (docs/sync.md "Batches"); a client splits a longer push. */
 export const BATCH_MAX_FILES = 1000;
@@ -42,14 +43,22 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
     // The batch's files share a few folders: each is resolved (symlinks followed) once.
     const folders: RealFolders = new Map();
     const moduleOf = (fields: FormFieldValues) => parseModuleName(fields.get('modulename')?.[0]);
+    // `?release=<id>&path=<prefix>`: the batch goes into that staged release, paths relative to the
+    // prefix (docs/wire-formats.md "Sync releases"); checked once, before the first entry.
+    let staged: Promise<string | undefined> | undefined;
+    const stagedFolder = (module: string) => (staged ??= stagedFolderOf(runtime, module, queryOf(req)));
     const resolveEntry = async (module: string, filePath: string | undefined) => {
+      const stage = await stagedFolder(module);
       if (!filePath?.trim())
         return {
           request: { module, path: '' },
           refused: bad(wwwrootProblems.SYNC_MISSING_FIELD, 'Each file needs its filePath.'),
         };
       try {
-        const { relative, absolute } = await resolveModulePath(runtime, module, filePath, folders);
+        const { relative, absolute } =
+          stage === undefined
+            ? await resolveModulePath(runtime, module, filePath, folders)
+            : await resolveInFolder(stage, filePath, folders);
         return { request: { module, path: relative, absolute }, target: absolute };
       } catch (err) {
         if (err instanceof ProblemError) return { request: { module, path: filePath }, refused: err };
@@ -76,11 +85,17 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
         return Promise.all(deletes.map((p) => resolveEntry(module, p)));
       },
       async answer(outcomes) {
+        // Folders a deletion emptied go too, up to the contract folder (or the stage's own folder).
         for (const o of outcomes)
           if (o.ok && o.change === 'Deleted' && o.request.absolute)
-            await removeEmptyParents(o.request.absolute, await contractFolderOf(runtime, o.request.module));
+            await removeEmptyParents(
+              o.request.absolute,
+              (await staged) ?? (await contractFolderOf(runtime, o.request.module)),
+            );
         const refreshes = await mapLimited(outcomes, REFRESH_CONCURRENCY, async (o) => {
           if (!o.ok || !o.request.absolute) return undefined;
+          // A staged file is not live: the switch refreshes once (docs/releases.md).
+          if ((await staged) !== undefined) return { ok: true, via: 'none' as const };
           return refreshModule(
             runtime,
             {

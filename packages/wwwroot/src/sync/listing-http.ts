@@ -6,6 +6,7 @@ import { batchOffer } from './batch.js';
 import type { DigestCache } from './digest-cache.js';
 import { streamListing } from './listing.js';
 import { contractFolderOf } from './module-folders.js';
+import { stagedFolderOf } from '../releases/stage-target.js';
 import { parseModuleName, queryOf, resolveInFolder } from './targets.js';
 
 // The thin HTTP adapter of the sync listing; the walk and the stream are `listing.ts`.
@@ -20,7 +21,8 @@ export function createListHandler(runtime: WwwrootRuntime, cache: DigestCache): 
     try {
       const query = queryOf(req);
       const module = parseModuleName(query.get('modulename'));
-      const folder = await contractFolderOf(runtime, module);
+      // `?release=<id>&path=<prefix>`: the staged release's files, relative to the prefix.
+      const folder = (await stagedFolderOf(runtime, module, query)) ?? (await contractFolderOf(runtime, module));
       const prefix = query.get('prefix') ?? '';
       const lexical = resolveContainedPath(folder, prefix);
       // No prefix (or only `/` and `.`) is the whole folder; anything else resolves like a target.

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Response } from 'express';
 import { isTemporaryFileName } from '@ack/host/serving';
 import type { DigestCache, ListedFile } from './digest-cache.js';
+import { RELEASES_FOLDER } from '../releases/layout.js';
 
 /** Files hashed at once while listing: enough to keep the disk busy, few enough to stay fair. */
 const HASH_CONCURRENCY = 8;
@@ -136,6 +137,13 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
     let inner: Folder | undefined;
     while (folder.at < entries.length && names.length < FACTS_SLICE) {
       const entry = entries[folder.at++]!;
+      // Releases (docs/releases.md "Layout on disk"): their store is not contract files, and a
+      // prefix's link is listed as the folder of its live release.
+      if (base === '' && entry.name === RELEASES_FOLDER) continue;
+      if (entry.isSymbolicLink() && isReleaseLink(realRoot, `${dirBase}${entry.name}`)) {
+        inner = { dir: childOf(dir, entry.name), base: `${base}${entry.name}/`, at: 0 };
+        break;
+      }
       if (entry.isDirectory()) {
         inner = { dir: childOf(dir, entry.name), base: `${base}${entry.name}/`, at: 0 };
         break;
@@ -156,6 +164,16 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
       spent = 0;
       await turn();
     }
+  }
+}
+
+/** A symlink to a release of this contract folder: a folder under `<root>/.ack-releases/`. */
+function isReleaseLink(realRoot: string, absolute: string): boolean {
+  try {
+    const real = fs.realpathSync(absolute);
+    return inside(path.join(realRoot, RELEASES_FOLDER), real) && fs.statSync(real).isDirectory();
+  } catch {
+    return false;
   }
 }
 

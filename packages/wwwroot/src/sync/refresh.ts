@@ -18,6 +18,8 @@ export interface RefreshRequest {
   /** Path relative to the module's contract folder, `/` separated. */
   relative: string;
   absolute: string;
+  /** Every file of a release switch, told as one change (docs/releases.md "Refresh and live reload"). */
+  files?: readonly string[];
   /** The caller's `AuthorizationKey` header, forwarded when present. */
   authorizationKey?: string;
 }
@@ -57,7 +59,7 @@ export async function refreshModule(
     moduleId: request.module,
     changeType: request.change,
     filePath: request.relative,
-    files: [request.absolute],
+    files: request.files ?? [request.absolute],
   });
   if (request.module === 'wwwroot') {
     await published.catch(() => false);

@@ -288,6 +288,13 @@ describe('sync delta fuzz', () => {
           else {
             expected.push({ ...shown, ok: true, change: 'Deleted', existed: files.has(rel) });
             files.delete(rel);
+            // The folders the deletion emptied go too (docs/sync.md "Batches"), deepest first.
+            for (let i = e.segments.length - 1; i >= 1; i--) {
+              const folder = e.segments.slice(0, i).join('/');
+              const under = (p: string) => p.startsWith(`${folder}/`);
+              if ([...files.keys()].some(under) || [...folders].some(under)) break;
+              folders.delete(folder);
+            }
           }
         }
         expect(results.map((r) => ({ ...r, detail: undefined, sha256: undefined, refresh: undefined }))).toMatchObject(

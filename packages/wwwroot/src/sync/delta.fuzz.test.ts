@@ -270,6 +270,7 @@ describe('sync delta fuzz', () => {
         const results = (JSON.parse(answer.body) as { results: Array<Record<string, unknown>> }).results;
         // What the model expects, files in the order sent, then deletions.
         const expected: Array<Record<string, unknown>> = [];
+        const deleted: string[][] = [];
         const fileAbove = (segs: string[]) =>
           segs.slice(0, -1).some((_, i) => files.has(segs.slice(0, i + 1).join('/')));
         for (const e of [...entries.filter((x) => x.kind === 'file'), ...entries.filter((x) => x.kind === 'delete')]) {
@@ -288,15 +289,18 @@ describe('sync delta fuzz', () => {
           else {
             expected.push({ ...shown, ok: true, change: 'Deleted', existed: files.has(rel) });
             files.delete(rel);
-            // The folders the deletion emptied go too (docs/sync.md "Batches"), deepest first.
-            for (let i = e.segments.length - 1; i >= 1; i--) {
-              const folder = e.segments.slice(0, i).join('/');
-              const under = (p: string) => p.startsWith(`${folder}/`);
-              if ([...files.keys()].some(under) || [...folders].some(under)) break;
-              folders.delete(folder);
-            }
+            deleted.push(e.segments);
           }
         }
+        // Once every entry is done, the folders the deletions emptied go too (docs/sync.md
+        // "Batches"), deepest first.
+        for (const segs of deleted)
+          for (let i = segs.length - 1; i >= 1; i--) {
+            const folder = segs.slice(0, i).join('/');
+            const under = (p: string) => p.startsWith(`${folder}/`);
+            if ([...files.keys()].some(under) || [...folders].some(under)) break;
+            folders.delete(folder);
+          }
         expect(results.map((r) => ({ ...r, detail: undefined, sha256: undefined, refresh: undefined }))).toMatchObject(
           expected,
         );

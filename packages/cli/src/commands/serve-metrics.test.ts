@@ -51,17 +51,25 @@ async function serveWorkers(): Promise<ServingAck> {
   return served;
 }
 
+const readOperationsDoc = () =>
+  fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/operations.md'), 'utf8');
+
 /** The Prometheus scrape config of docs/operations.md "Metrics", verbatim. */
 function documentedScrapeConfig(): string {
-  const doc = fs.readFileSync(
-    path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/operations.md'),
-    'utf8',
-  );
+  const doc = readOperationsDoc();
   const block = /```yaml\n(scrape_configs:\n[\s\S]*?)```/.exec(doc)?.[1];
   if (!block) throw new Error('docs/operations.md has no scrape_configs block');
   for (const part of ['your-host-access-id', "'127.0.0.1:8421'", 'scrape_interval: 15s'])
     if (!block.includes(part)) throw new Error(`the documented block no longer has ${part}`);
   return block;
+}
+
+/** The rows of docs/operations.md's table of the original's names: each name and its type. */
+function originalNames(): { name: string; type: string }[] {
+  return [...readOperationsDoc().matchAll(/^\| `(handstack_[a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map((m) => ({
+    name: m[1]!,
+    type: m[2]!,
+  }));
 }
 
 async function startPrometheus(target: string): Promise<string> {
@@ -110,7 +118,7 @@ async function query(prometheus: string, expr: string): Promise<number> {
 
 describe('Prometheus scraping ack serve --workers 2', () => {
   it(
-    'stores the sum of both workers: N requests are N, up is 1, and promtool passes the scrape',
+    'stores the sum of both workers: N requests are N, up is 1, each worker gives its id, every documented original name is scraped, and promtool passes',
     { timeout: 180_000 },
     async () => {
       const served = await serveWorkers();
@@ -148,16 +156,27 @@ describe('Prometheus scraping ack serve --workers 2', () => {
       expect(await query(prometheus, 'up{job="ack"}')).toBe(1);
       // Both workers serve (the primary hands new connections round the workers): the figures above
       // are the sum of two processes, not one worker's.
-      const pids = new Set<number>();
+      // Each says which worker it is (docs/operations.md "Diagnostics"): the cluster's worker id.
+      const workers = new Map<number, unknown>();
       for (let i = 0; i < 6; i++) {
         const res = await fetch(`${served.url}/diagnostics`, { headers: { hostAccessID: KEY, Connection: 'close' } });
-        pids.add(((await res.json()) as { process: { processId: number } }).process.processId);
+        const body = (await res.json()) as { process: { processId: number }; hosting: { workerId: unknown } };
+        workers.set(body.process.processId, body.hosting.workerId);
       }
-      expect(pids.size).toBe(2);
+      expect(workers.size).toBe(2);
+      const ids = [...workers.values()];
+      for (const id of ids) expect(Number.isInteger(id) && (id as number) > 0, `workerId ${String(id)}`).toBe(true);
+      expect(new Set(ids).size).toBe(2);
 
       const scrape = await fetch(`${served.url}/metrics`, { headers: { Authorization: `Bearer ${KEY}` } });
       expect(scrape.status).toBe(200);
-      const check = spawnSync('promtool', ['check', 'metrics'], { input: await scrape.text(), encoding: 'utf8' });
+      const text = await scrape.text();
+      // Every name of the original's table in docs/operations.md is in the scrape, with its type.
+      const documented = originalNames();
+      expect(documented.length).toBeGreaterThanOrEqual(10);
+      const missing = documented.filter(({ name, type }) => !text.includes(`# TYPE ${name} ${type}\n`));
+      expect(missing, 'documented names absent from the scrape').toEqual([]);
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
       expect(check.stdout + check.stderr).toBe('');
       expect(check.status).toBe(0);
     },

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import os from 'node:os';
 import type { Request, Response } from 'express';
 import type { HostServices, ModuleRoutes } from '../modules/contract.js';
@@ -198,7 +199,8 @@ export function diagnostics(options: Pick<OperationsOptions, 'settings' | 'versi
       hostVersion: options.version,
       applicationId: app.ApplicationID,
       modules: options.modules().map((m) => m.id),
-      workerId: process.env.NODE_UNIQUE_ID === undefined ? null : Number(process.env.NODE_UNIQUE_ID),
+      // Node removes NODE_UNIQUE_ID from a worker's environment once the worker is set up.
+      workerId: cluster.worker?.id ?? null,
     },
     server: {
       systemMemoryBytes: os.totalmem(),

@@ -27,7 +27,7 @@ const CELLS = [
 export const cellIds = CELLS.map((c) => c.id);
 
 /** The bench home's settings with metrics off, in an app folder of the same home. */
-function metricsOffAppDir(layout) {
+export function metricsOffAppDir(layout) {
   const dir = path.join(layout.home, 'app-metrics-off');
   fs.mkdirSync(dir, { recursive: true });
   const settings = JSON.parse(fs.readFileSync(path.join(layout.app, 'appsettings.json'), 'utf8'));

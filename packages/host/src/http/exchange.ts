@@ -104,6 +104,7 @@ export interface RawResponse {
   end(chunk?: Uint8Array | string): unknown;
   destroy(error?: Error): unknown;
   once(event: 'finish' | 'close' | 'drain', listener: () => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
   off(event: 'finish' | 'close' | 'drain', listener: () => void): unknown;
 }
 

@@ -137,6 +137,8 @@ export function createConnectionGuard(
   let timer: NodeJS.Timeout | undefined;
   let cuts = 0;
 
+  // One periodic tick for every time limit watched here: request bodies below the minimum rate
+  // and responses the client stopped taking (`stalls`, below). It runs only while either watches.
   const tick = () => {
     const now = Date.now();
     for (const w of watched) {
@@ -152,10 +154,14 @@ export function createConnectionGuard(
       watched.delete(w);
       cut(w);
     }
-    if (watched.size === 0 && timer) {
+    stalls?.tick(now);
+    if (watched.size === 0 && (stalls?.size ?? 0) === 0 && timer) {
       clearInterval(timer);
       timer = undefined;
     }
+  };
+  const ticking = () => {
+    timer ??= setInterval(tick, TICK_MS).unref();
   };
 
   const cut = (w: Watched) => {
@@ -186,7 +192,7 @@ export function createConnectionGuard(
   const watch = (w: Omit<Watched, 'startedAt' | 'heldMs' | 'lastTick'>) => {
     const now = Date.now();
     watched.add({ ...w, startedAt: now, heldMs: 0, lastTick: now });
-    timer ??= setInterval(tick, TICK_MS).unref();
+    ticking();
   };
 
   const closeAfterEarlyError = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -250,6 +256,7 @@ export function createConnectionGuard(
           watchedSockets.add(socket);
           // A reset, not a FIN: a FIN waits behind the bytes the client is not taking.
           stalls.watch(socket, () => resetConnection(socket));
+          ticking();
         }
         if (carriesBody(req.headers)) {
           closeAfterEarlyError(req, res);
@@ -367,6 +374,7 @@ export function createConnectionGuard(
             stalls.watch(stream, () => {
               if (!stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
             });
+            ticking();
           }
         });
         session.once('close', () => clearTimeout(idle));

@@ -14,6 +14,13 @@ import type { Writable } from 'node:stream';
 export interface ResponseStallWatch {
   /** Watches `writable` until it closes; `cut` ends it (the socket, or the HTTP/2 stream). */
   watch(writable: Writable, cut: () => void): void;
+  /**
+   * One look at every watched writable. The connection guard's periodic tick calls it, the same
+   * tick that measures request bodies: one timer for both (lifecycle/connection-guard.ts).
+   */
+  tick(now: number): void;
+  /** How many are watched (the guard's timer runs only while something is). */
+  readonly size: number;
   /** How many were cut so far. */
   readonly cuts: number;
   close(): void;
@@ -28,8 +35,6 @@ interface Watched {
   gone: number;
   lastProgress: number;
 }
-
-const TICK_MS = 1000;
 
 const byteLength = (chunk: unknown, encoding: unknown): number =>
   typeof chunk === 'string'
@@ -52,31 +57,24 @@ export function stalled(
 
 export function createResponseStallWatch(timeoutMs: number, onCut: (cuts: number) => void): ResponseStallWatch {
   const watched = new Set<Watched>();
-  let timer: NodeJS.Timeout | undefined;
   let cuts = 0;
 
-  const tick = () => {
-    const now = Date.now();
-    for (const w of watched) {
-      const waiting = w.writable.writableLength;
-      const gone = w.handed - waiting;
-      if (stalled(waiting, gone, w, now, timeoutMs)) {
-        watched.delete(w);
-        cuts++;
-        onCut(cuts);
-        w.cut();
-        continue;
-      }
-      if (waiting === 0 || gone > w.gone) w.lastProgress = now;
-      w.gone = gone;
-    }
-    if (watched.size === 0 && timer) {
-      clearInterval(timer);
-      timer = undefined;
-    }
-  };
-
   return {
+    tick(now) {
+      for (const w of watched) {
+        const waiting = w.writable.writableLength;
+        const gone = w.handed - waiting;
+        if (stalled(waiting, gone, w, now, timeoutMs)) {
+          watched.delete(w);
+          cuts++;
+          onCut(cuts);
+          w.cut();
+          continue;
+        }
+        if (waiting === 0 || gone > w.gone) w.lastProgress = now;
+        w.gone = gone;
+      }
+    },
     watch(writable, cut) {
       const w: Watched = { writable, cut, handed: 0, gone: 0, lastProgress: Date.now() };
       const write = writable.write;
@@ -98,14 +96,14 @@ export function createResponseStallWatch(timeoutMs: number, onCut: (cuts: number
       } as Writable['end'];
       watched.add(w);
       writable.once('close', () => watched.delete(w));
-      timer ??= setInterval(tick, TICK_MS).unref();
+    },
+    get size() {
+      return watched.size;
     },
     get cuts() {
       return cuts;
     },
     close() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
       watched.clear();
     },
   };

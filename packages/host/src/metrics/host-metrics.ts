@@ -123,11 +123,16 @@ export function createHostMetrics(options: { defaultMetrics?: boolean } = {}): H
 
   const methodIndex = new Map(KNOWN_METHODS.map((m, i) => [m, i]));
   const methodNames = [...KNOWN_METHODS, '_OTHER'];
-  const cells = new Map<Capability, Map<number, Cell>[]>();
+  // Node hands the method as an interned string: GET is one comparison, the others one lookup.
+  const methodOf = (method: string | undefined) =>
+    method === 'GET' ? 0 : (methodIndex.get(method ?? '') ?? KNOWN_METHODS.length);
+  // Per capability, its cells by one number: method index × 1000 + status (statuses are < 1000).
+  const cells = new Map<Capability, Map<number, Cell>>();
   const cellFor = (capability: Capability, method: number, status: number): Cell => {
-    let byMethod = cells.get(capability);
-    if (!byMethod) cells.set(capability, (byMethod = methodNames.map(() => new Map<number, Cell>())));
-    let cell = byMethod[method]!.get(status);
+    let byKey = cells.get(capability);
+    if (!byKey) cells.set(capability, (byKey = new Map<number, Cell>()));
+    const key = method * 1000 + status;
+    let cell = byKey.get(key);
     if (!cell) {
       const code = String(status);
       cell = {
@@ -141,7 +146,7 @@ export function createHostMetrics(options: { defaultMetrics?: boolean } = {}): H
         const api = { path: capability.apiPath, status: code };
         cell.api = { count: hsApiCount.child(api), sum: hsApiSum.child(api), max: hsApiMax.child(api) };
       }
-      byMethod[method]!.set(status, cell);
+      byKey.set(key, cell);
     }
     return cell;
   };
@@ -194,22 +199,19 @@ export function createHostMetrics(options: { defaultMetrics?: boolean } = {}): H
         const n = Number(length);
         if (n > 0) bytesIn.value += n;
       }
-      res.once('close', () => {
+      // `on`, not `once`: the response closes once, and `once` would bind a wrapper per request.
+      res.on('close', () => {
         active.value--;
         hsCurrent.value--;
         const seconds = Number(process.hrtime.bigint() - req.ack.startedAt) / 1e9;
         // A response cut before its end is 499, as nginx logs a client that left.
         const status = res.writableEnded ? res.statusCode : 499;
-        if (status >= 500 || status === 499) hsFailed.value++;
         if (status >= 400) {
+          if (status >= 499) hsFailed.value++;
           const code = problemCodeOf(res);
           if (code !== undefined) problem(code);
         }
-        const cell = cellFor(
-          req.ack.answeredBy ?? EDGE,
-          methodIndex.get(req.method ?? '') ?? KNOWN_METHODS.length,
-          status,
-        );
+        const cell = cellFor(req.ack.answeredBy ?? EDGE, methodOf(req.method), status);
         cell.duration.observe(seconds);
         if (cell.api) {
           cell.api.count.value++;

@@ -171,6 +171,11 @@ export class Http2StreamResponse implements RawResponse, OwesEdgeHeaders {
     return this;
   }
 
+  on(event: 'close', listener: () => void): this {
+    this.stream.on(event, listener);
+    return this;
+  }
+
   off(event: 'finish' | 'close' | 'drain', listener: () => void): this {
     this.stream.off(event === 'finish' ? 'close' : event, listener);
     return this;

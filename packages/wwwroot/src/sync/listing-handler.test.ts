@@ -39,7 +39,12 @@ async function start(files: Record<string, string>) {
 describe('the listing over HTTP', () => {
   it('lists the whole folder without a prefix, or with only / or ., and says so in the closing line', async () => {
     const list = await start({ 'a.txt': 'a', 'sub/b.txt': 'bb', 'sub/deeper/c.txt': 'ccc' });
-    for (const query of ['moduleName=wwwroot', 'moduleName=wwwroot&prefix=', 'moduleName=wwwroot&prefix=/', 'moduleName=wwwroot&prefix=.']) {
+    for (const query of [
+      'moduleName=wwwroot',
+      'moduleName=wwwroot&prefix=',
+      'moduleName=wwwroot&prefix=/',
+      'moduleName=wwwroot&prefix=.',
+    ]) {
       const whole = await list(query);
       expect(whole.res.status, query).toBe(200);
       expect(whole.res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../logging/logger.js';
 import { recordOf } from './revocation-file.js';
 import { createRevocationList } from './revocations.js';
@@ -57,6 +57,25 @@ describe('the sign-out list', () => {
     await list.revoke('x', until);
     await list.revoke('y', Date.now() - 1);
     expect(announced).toEqual([['x', until]]);
+  });
+
+  it('counts the expiry instant as expired, as the cookie itself does: nothing kept or announced at it, nothing refused from it on', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const now = Date.UTC(2026, 10, 29, 12);
+      vi.setSystemTime(now);
+      const announced: string[] = [];
+      const list = createRevocationList({ announce: (id) => announced.push(id) });
+      await list.revoke('at-expiry', now);
+      await list.revoke('a-millisecond-before', now + 1);
+      expect(announced).toEqual(['a-millisecond-before']);
+      expect(await list.isRevoked('at-expiry')).toBe(false);
+      expect(await list.isRevoked('a-millisecond-before')).toBe(true);
+      vi.setSystemTime(now + 1);
+      expect(await list.isRevoked('a-millisecond-before')).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('accepts sign-ins again once sign-outs past the bound expire', async () => {

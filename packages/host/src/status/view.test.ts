@@ -30,6 +30,7 @@ function observe(metrics: ReturnType<typeof createHostMetrics>, seconds: number,
     writableEnded: true,
     getHeader: () => undefined,
     once: (_: string, f: () => void) => listeners.push(f),
+    on: (_: string, f: () => void) => listeners.push(f),
   };
   metrics.track(req as never, res as never);
   for (const f of listeners) f();

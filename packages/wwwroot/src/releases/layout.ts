@@ -48,8 +48,11 @@ export function keySegments(key: string): string[] {
   return key.split('%2F');
 }
 
+/** True for a release id's form (1 to 64 letters, digits, `-` or `_`, not starting with either). */
+export const isReleaseId = (id: string): boolean => ID_RE.test(id);
+
 export function checkReleaseId(id: string): string {
-  if (!ID_RE.test(id)) {
+  if (!isReleaseId(id)) {
     throw new ReleaseError(wwwrootProblems.RELEASE_BAD_ID, 'a release id is 1 to 64 letters, digits, "-" or "_"');
   }
   return id;

@@ -5,7 +5,7 @@ import { checkUrlPath, encodeUrlPath } from '../serving/url-path.js';
 import { send } from '../serving/send.js';
 import { createServedFolder, type ServedFolder } from '../serving/served-folder.js';
 import type { ServingEngine } from '../serving/index.js';
-import { RELEASES_FOLDER, keySegments, prefixPaths, releaseDir } from './layout.js';
+import { RELEASES_FOLDER, isReleaseId, keySegments, prefixPaths, releaseDir } from './layout.js';
 import type { ReleaseStore } from './store.js';
 
 // Contract screens under a release prefix (docs/releases.md "A pass of a reader" and "Grace for
@@ -14,7 +14,6 @@ import type { ReleaseStore } from './store.js';
 // one while the grace lasts. Each release is served as its own folder, so every cache keys on that
 // release's real paths and one release's bytes never answer another's request.
 
-const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MAX_FOLDERS = 64;
 
 export interface ReleaseServingOptions {
@@ -78,7 +77,7 @@ export function withReleases(options: ReleaseServingOptions, folders: RawHandler
     const inside = full.slice(segs.length);
     const wanted = firstHeader(req.headers['ack-release']);
     const pinned =
-      wanted !== undefined && wanted !== live && ID_RE.test(wanted) && isFolder(releaseDir(p, wanted)) ? wanted : live;
+      wanted !== undefined && wanted !== live && isReleaseId(wanted) && isFolder(releaseDir(p, wanted)) ? wanted : live;
     res.setHeader('ack-release', pinned);
     const wantIndex = decoded.trailingSlash || decoded.segments.length === 0;
     const result = folderOf(releaseDir(p, pinned)).resolve(inside, wantIndex);

@@ -5,7 +5,9 @@
 //     held meanwhile (the gap between two turns, and monitorEventLoopDelay's maximum);
 //   - a lookup: a signed-out id (in memory) and an id never signed out (a stat of the file);
 //   - a sign-out: one append to the file, sequentially;
-//   - the memory the store takes (RSS before and after the read).
+//   - the memory the store takes (RSS before and after the read);
+//   - a compaction: the same live records beside more expired ones, compacted by the sign-out that
+//     finds them outnumbered, and the longest the event loop was held meanwhile.
 // Bounded: SIGNOUT_RECORDS records, a fixed number of lookups and sign-outs.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,17 +24,36 @@ const SIGN_OUTS = 2_000;
 
 const idOf = (i) => i.toString(16).padStart(32, '0');
 
-function writeFile(file) {
+/** RECORDS live records, and `expired` records of other ids whose cookies have expired. */
+function writeFile(file, expired = 0) {
   fs.rmSync(work, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const until = Date.now() + 24 * 3_600_000;
+  const past = Date.now() - 3_600_000;
   const fd = fs.openSync(file, 'w');
-  for (let start = 0; start < RECORDS; start += 50_000) {
+  for (let start = 0; start < RECORDS + expired; start += 50_000) {
     const lines = [];
-    for (let i = start; i < Math.min(RECORDS, start + 50_000); i++) lines.push(`\n[${until},"${idOf(i)}"]`);
+    for (let i = start; i < Math.min(RECORDS + expired, start + 50_000); i++)
+      lines.push(i < RECORDS ? `\n[${until},"${idOf(i)}"]` : `\n[${past},"x${idOf(i)}"]`);
     fs.writeSync(fd, lines.join(''));
   }
   fs.closeSync(fd);
+}
+
+/** A file whose expired records outnumber its live ones: the next sign-out compacts it. */
+async function compaction(file) {
+  writeFile(file, RECORDS + 1_000);
+  const before = fs.statSync(file).size;
+  const list = createRevocationList({ file });
+  await list.loaded();
+  const run = await watchingTheLoop(() => list.revoke('compacting', Date.now() + 3_600_000));
+  const lines = fs.readFileSync(file, 'latin1').split('\n').length;
+  const again = createRevocationList({ file });
+  await again.loaded();
+  for (let i = 0; i < RECORDS; i += 997)
+    if (!(await again.isRevoked(idOf(i)))) throw new Error(`live sign-out ${i} lost by the compaction`);
+  if (lines > RECORDS + 3) throw new Error(`the compaction kept ${lines} lines`);
+  return { ...run, before, after: fs.statSync(file).size };
 }
 
 /** Runs `body` while timing every turn of the event loop; gives its result and the longest gap. */
@@ -98,6 +119,9 @@ async function main() {
     return again.isRevoked(`new-${SIGN_OUTS - 1}`);
   });
   if (restart.result !== true) throw new Error('a sign-out was not read back after a restart');
+  list = undefined;
+  global.gc?.();
+  const compacted = await compaction(file);
 
   const mb = (n) => (n / 1024 / 1024).toFixed(0);
   const rows = [
@@ -118,6 +142,10 @@ async function main() {
     [
       'restart: read again, the last sign-out refused',
       `${restart.ms.toFixed(0)} ms; longest turn ${restart.longestTurnCpuMs.toFixed(1)} ms CPU, ${restart.longestTurnMs.toFixed(1)} ms wall`,
+    ],
+    [
+      'compaction: expired records dropped by the sign-out that finds them outnumbered',
+      `${mb(compacted.before)} MiB to ${mb(compacted.after)} MiB in ${compacted.ms.toFixed(0)} ms; longest turn ${compacted.longestTurnCpuMs.toFixed(1)} ms CPU, ${compacted.longestTurnMs.toFixed(1)} ms wall`,
     ],
   ];
   const [load1] = (await import('node:os')).loadavg();

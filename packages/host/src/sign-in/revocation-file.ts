@@ -3,6 +3,7 @@ import type fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { TokenIdTable } from './token-id-table.js';
 
 /**
  * The signed-out token ids on disk (docs/dev-sign-in.md "Sign-out holds"), so that a sign-out
@@ -250,7 +251,9 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
       const old = await fsp.open(file, 'r');
       try {
         const oldId = idOf(await old.stat());
-        const live = new Map<string, number>();
+        // The live ids in typed-array tables, not a Map: a million strings kept across the read
+        // made the collector and the Map's rehash hold the event loop (docs/benchmarks.md).
+        const live = new TokenIdTable();
         const keep = (id: string, exp: number) => {
           if (exp > Date.now()) live.set(id, Math.max(exp, live.get(id) ?? 0));
         };
@@ -259,7 +262,7 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
         const out = await fsp.open(temp, 'wx', 0o600);
         try {
           let batch: string[] = [headerLine()];
-          for (const [id, exp] of live) {
+          for (const [id, exp] of live.entries()) {
             batch.push(recordOf(id, exp));
             if (batch.length < 8192) continue;
             await out.write(batch.join(''));

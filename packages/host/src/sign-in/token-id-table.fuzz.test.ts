@@ -59,7 +59,7 @@ const op = (ids: number): fc.Arbitrary<Op> =>
 const bulkId = (n: number) => n.toString(16).padStart(32, '0');
 
 describe('TokenIdTable (property)', () => {
-  it('answers get, size and delete as a Map does, through growth and sweeps', async () => {
+  it('answers get, size, delete and its entries as a Map does, through growth and sweeps', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc
@@ -90,6 +90,10 @@ describe('TokenIdTable (property)', () => {
           }
           for (const k of ids) expect(table.get(k), k).toBe(model.get(k));
           for (const [k, exp] of model) expect(table.get(k), k).toBe(exp);
+          // What a compaction writes out: every id kept, once, with its expiry, and nothing else.
+          const listed = [...table.entries()];
+          expect(new Map(listed)).toEqual(model);
+          expect(listed).toHaveLength(model.size);
           // An id one digit away from a kept one is not kept.
           for (const k of model.keys()) {
             const near = k.slice(0, -1) + (k.endsWith('0') ? '1' : '0');

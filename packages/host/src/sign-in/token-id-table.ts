@@ -45,6 +45,12 @@ export class TokenIdTable {
     return true;
   }
 
+  /** Every id kept and its expiry, in no particular order (a compaction writes them out). */
+  *entries(): Generator<[string, number]> {
+    yield* this.others;
+    for (const shard of this.shards) yield* shard.entries();
+  }
+
   /**
    * Removes the ids expired at `now`, about `step` slots at a time, calling `pause` between two
    * steps (a turn of the event loop) so that a sweep of a million never holds the loop long.
@@ -103,6 +109,16 @@ class Shard {
     this.expiries[slot] = -1;
     this.live--;
     return true;
+  }
+
+  *entries(): Generator<[string, number]> {
+    for (let slot = 0; slot < this.capacity; slot++) {
+      const exp = this.expiries[slot]!;
+      if (exp <= 0) continue;
+      let id = '';
+      for (let i = 4 * slot; i < 4 * slot + 4; i++) id += this.words[i]!.toString(16).padStart(8, '0');
+      yield [id, exp];
+    }
   }
 
   /** Marks the ids expired at `now` deleted; gives how many. */

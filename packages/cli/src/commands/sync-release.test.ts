@@ -161,8 +161,32 @@ describe('a fleet: stage on every host, then switch', () => {
     expect((await ack(['sync', 'rollback', '--module', 'wwwroot', '--path', 'HDS/', '--url', a.url])).code).toBe(0);
     const drift = await ack(['sync', 'status', '--path', 'HDS/', '--url', a.url, '--url', b.url]);
     expect(drift.code).toBe(1);
-    expect(drift.stdout).toMatch(/^differs live release: /m);
+    expect(drift.stdout).toMatch(new RegExp(`^differs live release HDS/: ${a.url} r-\\S+, ${b.url} ${id}$`, 'm'));
     expect(drift.stdout).toMatch(/^differs HDS\/x\.html: /m);
+    // Without --path: every file and every release prefix's live release.
+    const whole = await ack(['sync', 'status', '--url', a.url, '--url', b.url]);
+    expect(whole.code).toBe(1);
+    expect(whole.stdout).toMatch(new RegExp(`^${b.url}: 2 files, sha256:\\S+, live HDS/ ${id}$`, 'm'));
+    expect(whole.stdout).toMatch(/^differs live release HDS\/: /m);
+    // Back on one release with the same files: the hosts agree, with or without --path.
+    expect(
+      (await ack(['sync', 'rollback', '--module', 'wwwroot', '--path', 'HDS/', '--to', id, '--url', a.url])).code,
+    ).toBe(0);
+    const agree = await ack(['sync', 'status', '--url', a.url, '--url', b.url]);
+    expect(agree.stdout).not.toMatch(/^differs/m);
+    expect(agree.code).toBe(0);
+  });
+
+  it('status without --path tells apart two hosts whose files agree but whose live releases differ', async () => {
+    const [a, b] = [await host({ 'HDS/x.html': 'x' }), await host({ 'HDS/x.html': 'x' })];
+    const dir = workDir(cleanups, { 'x.html': 'same' });
+    expect((await upload(dir, [a.url])).code).toBe(0);
+    expect((await upload(dir, [b.url])).code).toBe(0);
+    // The same bytes, two release ids: the files agree, the releases do not.
+    const r = await ack(['sync', 'status', '--url', a.url, '--url', b.url]);
+    expect(r.stdout).not.toMatch(/^differs HDS/m);
+    expect(r.stdout).toMatch(/^differs live release HDS\/: /m);
+    expect(r.code).toBe(1);
   });
 
   it('one host that cannot stage (releases off) means no host switches, and the staged one is discarded', async () => {

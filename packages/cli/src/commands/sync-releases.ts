@@ -12,9 +12,11 @@ import {
 import { fetchListing, type RemoteEntry } from './remote/listing-client.js';
 import { exitCodeFor, type Outcome } from './remote/outcome.js';
 import {
+  listLiveReleases,
   listReleases,
   noReleases,
   readRelease,
+  readLiveReleases,
   readReleaseList,
   rollbackRelease,
   type ReleaseEntry,
@@ -141,6 +143,8 @@ interface HostState {
   /** SHA-256 over the sorted `<path>\0<sha256>\n` lines of the listing. */
   digest?: string;
   live?: string;
+  /** Each release prefix's live release on this host (null: a prefix without a live link). */
+  releases?: Map<string, string | null>;
   error?: string;
   entries?: Map<string, RemoteEntry>;
 }
@@ -153,8 +157,23 @@ export function compareHosts(hosts: readonly HostState[]) {
     .sort()
     .map((p) => ({ path: p, hosts: Object.fromEntries(listed.map((h) => [h.url, h.entries!.get(p)?.sha256 ?? null])) }))
     .filter((d) => new Set(Object.values(d.hosts)).size > 1);
-  const lives = new Set(listed.map((h) => h.live ?? null));
-  return { differences, liveDiffers: lives.size > 1 };
+  // A prefix one host has releases for and another not differs too (`null` beside an id).
+  const prefixes = new Set(listed.flatMap((h) => [...(h.releases?.keys() ?? [])]));
+  const liveDifferences = [...prefixes]
+    .sort()
+    .map((prefix) => ({
+      prefix,
+      hosts: Object.fromEntries(listed.map((h) => [h.url, h.releases?.get(prefix) ?? null])),
+    }))
+    .filter((d) => new Set(Object.values(d.hosts)).size > 1);
+  return { differences, liveDifferences };
+}
+
+/** `, live <id>` for the prefix asked, or `, live HDS/ <id>, …` for every prefix with releases. */
+function liveText(h: HostState, onePrefix: boolean): string {
+  if (onePrefix) return h.live ? `, live ${h.live}` : '';
+  const lives = [...(h.releases ?? [])].map(([p, id]) => `${p} ${id ?? 'none'}`);
+  return lives.length > 0 ? `, live ${lives.join(', ')}` : '';
 }
 
 async function statusCommand(options: ReleaseOptions): Promise<number> {
@@ -181,24 +200,35 @@ async function statusCommand(options: ReleaseOptions): Promise<number> {
       }
       const lines = [...listing.entries.values()].map((e) => `${e.path}\0${e.sha256}\n`).sort();
       const digest = `sha256:${createHash('sha256').update(lines.join('')).digest('hex')}`;
+      const target = { url, token, module: options.module, settings };
+      let releases: Map<string, string | null>;
       let live: string | undefined;
       if (prefix !== undefined) {
-        const r = await listReleases({ url, token, module: options.module, prefix: `${prefix}/`, settings });
+        const r = await listReleases({ ...target, prefix: `${prefix}/` });
         live = r.ok ? readReleaseList(r.body)?.find((x) => x.live)?.id : undefined;
+        releases = live === undefined ? new Map() : new Map([[`${prefix}/`, live]]);
+      } else {
+        // Every prefix with releases: a host without release endpoints has none.
+        const r = await listLiveReleases(target);
+        releases = (r.ok ? readLiveReleases(r.body) : undefined) ?? new Map();
       }
-      return { url, ok: true, files: listing.entries.size, digest, live, entries: listing.entries };
+      return { url, ok: true, files: listing.entries.size, digest, live, releases, entries: listing.entries };
     }),
   );
-  const { differences, liveDiffers } = compareHosts(hosts);
-  const drift = differences.length > 0 || liveDiffers;
+  const { differences, liveDifferences } = compareHosts(hosts);
+  const drift = differences.length > 0 || liveDifferences.length > 0;
   if (options.json) {
     process.stdout.write(
       `${JSON.stringify(
         {
           ok: failures.length === 0 && !drift,
           drift,
-          hosts: hosts.map(({ entries: _e, ...h }) => h),
+          hosts: hosts.map(({ entries: _e, releases, ...h }) => ({
+            ...h,
+            releases: releases && Object.fromEntries(releases),
+          })),
           differences,
+          liveDifferences,
         },
         null,
         2,
@@ -208,7 +238,7 @@ async function statusCommand(options: ReleaseOptions): Promise<number> {
     for (const f of failures) process.stderr.write(`ack: ${f.error}\n`);
     for (const h of hosts.filter((x) => x.ok))
       process.stdout.write(
-        `${h.url}: ${h.files} files, ${h.digest!.slice(0, 19)}${h.live ? `, live ${h.live}` : ''}\n`,
+        `${h.url}: ${h.files} files, ${h.digest!.slice(0, 19)}${liveText(h, prefix !== undefined)}\n`,
       );
     for (const d of differences)
       process.stdout.write(
@@ -216,11 +246,10 @@ async function statusCommand(options: ReleaseOptions): Promise<number> {
           .map(([u, s]) => `${u} ${s === null ? 'missing' : s.slice(0, 12)}`)
           .join(', ')}\n`,
       );
-    if (liveDiffers)
+    for (const d of liveDifferences)
       process.stdout.write(
-        `differs live release: ${hosts
-          .filter((h) => h.ok)
-          .map((h) => `${h.url} ${h.live ?? 'none'}`)
+        `differs live release ${d.prefix}: ${Object.entries(d.hosts)
+          .map(([u, id]) => `${u} ${id ?? 'none'}`)
           .join(', ')}\n`,
       );
     if (!drift && failures.length === 0) process.stdout.write(`${hosts.length} hosts hold the same files\n`);
@@ -250,7 +279,10 @@ export function registerReleaseCommands(sync: Command, common: Common): void {
     { verb: 'compare' },
   )
     .option('--module <name>', `module: ${MODULE_NAMES.join(', ')} (default wwwroot)`, parseModuleName, 'wwwroot')
-    .option('--path <prefix>', 'compare only this prefix (and its live release)')
+    .option(
+      '--path <prefix>',
+      'compare only this prefix and its live release (default: every file, every release prefix)',
+    )
     .option('--token <token>', 'sync token (prefer ACK_SYNC_TOKEN)')
     .action(action(statusCommand, () => ({ hosts: [], differences: [] })));
 }

@@ -130,4 +130,29 @@ describe('sync releases over HTTP', () => {
     expect(noToken.status).toBe(401);
     expect((await api(host, '', { path: '../' })).status).toBe(400);
   });
+
+  it('names every prefix with releases and its live release, behind the token', async () => {
+    const host = await start();
+    const none = await api(host, '/live', {});
+    expect(none.status).toBe(200);
+    expect(await none.json()).toEqual({ module: 'wwwroot', prefixes: [] });
+    const first = await release(host, { 'page.html': '<p>1</p>' });
+    const second = await release(host, { 'page.html': '<p>2</p>' });
+    expect(first).not.toBe(second);
+    const live = await api(host, '/live', {});
+    expect(await live.json()).toEqual({ module: 'wwwroot', prefixes: [{ prefix: 'HDS/', live: second }] });
+    expect((await api(host, '/rollback', { path: 'HDS/' }, { method: 'POST' })).status).toBe(200);
+    expect(await (await api(host, '/live', {})).json()).toEqual({
+      module: 'wwwroot',
+      prefixes: [{ prefix: 'HDS/', live: first }],
+    });
+    // The token's neighbours: none, and a wrong one.
+    expect((await fetch(`${host.url}/wwwroot/api/sync/releases/live?moduleName=wwwroot`)).status).toBe(401);
+    const wrong = `Basic ${Buffer.from(`${TOKEN}x:`).toString('base64')}`;
+    const refused = await fetch(`${host.url}/wwwroot/api/sync/releases/live?moduleName=wwwroot`, {
+      headers: { Authorization: wrong },
+    });
+    expect(refused.status).toBe(401);
+    expect((await api(host, '/live', { moduleName: 'nope' })).status).toBe(400);
+  });
 });

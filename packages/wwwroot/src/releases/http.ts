@@ -12,7 +12,7 @@ import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
 import { ReleaseError, type ReleaseManifest, type ReleaseStore } from './store.js';
 import { changedFiles } from './diff.js';
-import { releaseDir } from './layout.js';
+import { liveId, releaseDir } from './layout.js';
 import { refreshModule } from '../sync/refresh.js';
 import { releaseStoreOf } from './stores.js';
 
@@ -128,6 +128,18 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     route(async (req, res) => {
       const { store, prefix, module } = await target(req);
       res.json({ module, prefix: store.paths(prefix).prefix, releases: await store.list(prefix) });
+    }),
+  );
+
+  // Every prefix with releases and its live release: `ack sync status` compares them across hosts.
+  router.get(
+    '/live',
+    route(async (req, res) => {
+      const { store, module } = await target(req);
+      const prefixes = await Promise.all(
+        (await store.prefixes()).sort().map(async (prefix) => ({ prefix, live: await liveId(store.paths(prefix)) })),
+      );
+      res.json({ module, prefixes });
     }),
   );
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
-import { readRelease, readReleaseList } from './release-client.js';
+import { readLiveReleases, readRelease, readReleaseList } from './release-client.js';
 
 // A host's answer about its releases is outside input: the reader takes exactly the documented
 // shape (docs/wire-formats.md "Sync releases") and answers undefined for anything else, never throws.
@@ -54,6 +54,48 @@ describe('readReleaseList', () => {
         const list = readReleaseList(value);
         expect(list === undefined || Array.isArray(list)).toBe(true);
         expect(() => readRelease(value)).not.toThrow();
+      }),
+      fuzzOptions(500),
+    );
+  });
+});
+
+describe('readLiveReleases', () => {
+  const entry = fc.record({
+    prefix: fc.string({ maxLength: 12 }),
+    live: fc.option(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/), { nil: null }),
+  });
+
+  it('takes every well-formed answer, prefix by prefix', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { selector: (e) => e.prefix, maxLength: 6 }), (prefixes) => {
+        const read = readLiveReleases({ module: 'wwwroot', prefixes });
+        expect(read).toEqual(new Map(prefixes.map((p) => [p.prefix, p.live])));
+      }),
+      fuzzOptions(500),
+    );
+  });
+
+  it('refuses a broken entry beside good ones, and any JSON that is not the answer, without throwing', () => {
+    const broken = fc.oneof(
+      entry.map((e) => ({ ...e, prefix: 7 })),
+      entry.map((e) => ({ ...e, live: 1 })),
+      entry.map(({ prefix }) => ({ prefix })),
+      fc.constant(null),
+      fc.constant('HDS/'),
+    );
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 3 }), broken, fc.nat(), (good, bad, at) => {
+        const prefixes: unknown[] = [...good];
+        prefixes.splice(at % (good.length + 1), 0, bad);
+        expect(readLiveReleases({ prefixes })).toBeUndefined();
+      }),
+      fuzzOptions(500),
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const read = readLiveReleases(value);
+        expect(read === undefined || read instanceof Map).toBe(true);
       }),
       fuzzOptions(500),
     );

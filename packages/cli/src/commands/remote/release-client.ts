@@ -112,6 +112,24 @@ export const discardRelease = (t: ReleaseTarget, id: string) => call(t, 'DELETE'
 /** `GET /`: the releases of the prefix, newest first. */
 export const listReleases = (t: ReleaseTarget) => call(t, 'GET', '/');
 
+/** `GET /live`: every prefix with releases on the host and its live release. */
+export const listLiveReleases = (t: Omit<ReleaseTarget, 'prefix'>) => call({ ...t, prefix: '' }, 'GET', '/live');
+
+/**
+ * The prefixes and live ids in a host's answer to `GET /live`, or undefined when it is not that
+ * answer (outside input, checked before it is compared or printed).
+ */
+export function readLiveReleases(body: unknown): Map<string, string | null> | undefined {
+  const prefixes = (body as { prefixes?: unknown } | null | undefined)?.prefixes;
+  if (!Array.isArray(prefixes)) return undefined;
+  const out = new Map<string, string | null>();
+  for (const p of prefixes as { prefix?: unknown; live?: unknown }[]) {
+    if (typeof p?.prefix !== 'string' || !(p.live === null || typeof p.live === 'string')) return undefined;
+    out.set(p.prefix, p.live);
+  }
+  return out;
+}
+
 /** `POST /rollback[?to=]`: the manifest now live. */
 export const rollbackRelease = (t: ReleaseTarget, to?: string) =>
   call(t, 'POST', '/rollback', to === undefined ? {} : { to });

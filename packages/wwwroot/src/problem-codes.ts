@@ -149,5 +149,10 @@ export const wwwrootProblems = {
   RELEASE_NOT_A_FOLDER: code('release.not_a_folder', 409, 'The release `path` names a file.'),
   RELEASE_ID_TAKEN: code('release.id_taken', 409, 'A release of that `id` is already staged or released.'),
   RELEASE_NOT_STAGED: code('release.not_staged', 404, 'No release of that `id` is being staged.'),
+  RELEASE_LIVE_MOVED: code(
+    'release.live_moved',
+    409,
+    'The live release changed since this release was staged (another push, a rollback or a one-file upload): stage again.',
+  ),
   RELEASE_NOT_FOUND: code('release.not_found', 404, 'No release `to`, or none before the live one.'),
 } as const satisfies Record<string, ProblemTableEntry>;

@@ -136,4 +136,39 @@ describe('release store', () => {
     expect(read('HDS/a.html')).toBe('one');
     await expect(store.commit('HDS/', s.id)).rejects.toMatchObject({ status: 404, code: 'release.not_staged' });
   });
+
+  it('refuses to commit a stage whose live release moved since, so that no change made meanwhile is lost', async () => {
+    const store = new ReleaseStore({ contractDir: dir });
+    await push(store, 'HDS/', { 'a.html': 'one', 'b.html': 'one' });
+    // Two pushes staged on the same live release: the first to commit wins.
+    const first = await store.stage('HDS/');
+    const second = await store.stage('HDS/');
+    write(first.dir, { 'a.html': 'first' });
+    write(second.dir, { 'b.html': 'second' });
+    await store.commit('HDS/', first.id);
+    await expect(store.commit('HDS/', second.id)).rejects.toMatchObject({ status: 409, code: 'release.live_moved' });
+    expect(read('HDS/a.html')).toBe('first');
+    expect(read('HDS/b.html')).toBe('one');
+    // Its neighbour: staged again on the new live release, it commits with both changes.
+    expect(await store.discard('HDS/', second.id)).toBe(true);
+    const again = await store.stage('HDS/');
+    write(again.dir, { 'b.html': 'second' });
+    await store.commit('HDS/', again.id);
+    expect([read('HDS/a.html'), read('HDS/b.html')]).toEqual(['first', 'second']);
+
+    // A one-file upload to the live release after the stage: refused too (the file would be lost).
+    const third = await store.stage('HDS/');
+    write(path.join(dir, 'HDS'), { 'c.html': 'by hand' });
+    await store.noteOneFileChange('HDS/', 'HDS/c.html', 'Created');
+    await expect(store.commit('HDS/', third.id)).rejects.toMatchObject({ code: 'release.live_moved' });
+    // A rollback after the stage: refused too.
+    const fourth = await store.stage('HDS/');
+    await store.rollback('HDS/');
+    await expect(store.commit('HDS/', fourth.id)).rejects.toMatchObject({ code: 'release.live_moved' });
+    // The stage's own files are no base change: a stage staged and committed alone still commits.
+    const fifth = await store.stage('HDS/');
+    write(fifth.dir, { 'd.html': 'd' });
+    await expect(store.commit('HDS/', fifth.id)).resolves.toMatchObject({ id: fifth.id });
+    expect(read('HDS/d.html')).toBe('d');
+  });
 });

@@ -145,7 +145,17 @@ export class ReleaseStore {
     const live = await liveId(p);
     if (live) await linkTree(releaseDir(p, live), dir);
     await fs.writeFile(path.join(p.home, `.${id}.by`), opts.by ?? '').catch(() => undefined);
+    await fs.writeFile(path.join(p.home, `.${id}.base`), await this.baseOf(p, live));
     return { id, prefix: p.prefix, dir };
+  }
+
+  /**
+   * What a stage was built on: the live release and how many one-file edits it had. A commit on
+   * another base would drop what changed meanwhile (docs/releases.md "Two pushes at once").
+   */
+  private async baseOf(p: PrefixPaths, live: string | null): Promise<string> {
+    if (!live) return '';
+    return `${live}+${(await this.readManifest(p, live))?.edits.length ?? 0}`;
   }
 
   /** A prefix path that is a real folder becomes the first release (docs/releases.md "The switch"). */
@@ -172,11 +182,19 @@ export class ReleaseStore {
       const dir = stagingDir(p, id);
       if (!(await exists(dir)))
         throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, `no release ${id} is being staged`);
+      const base = await fs.readFile(path.join(p.home, `.${id}.base`), 'utf8').catch(() => null);
+      if (base !== (await this.baseOf(p, await liveId(p)))) {
+        throw new ReleaseError(
+          wwwrootProblems.RELEASE_LIVE_MOVED,
+          `the live release of ${p.prefix} changed since ${id} was staged (another push, a rollback or a one-file upload): stage it again`,
+        );
+      }
       const by = await fs.readFile(path.join(p.home, `.${id}.by`), 'utf8').catch(() => '');
       const summary = await treeSummary(dir);
       this.step('staged');
       await fs.rename(dir, releaseDir(p, id));
       await fs.rm(path.join(p.home, `.${id}.by`), { force: true });
+      await fs.rm(path.join(p.home, `.${id}.base`), { force: true });
       this.step('renamed');
       const manifest: ReleaseManifest = {
         id,
@@ -230,6 +248,7 @@ export class ReleaseStore {
     const had = await exists(dir);
     await fs.rm(dir, { recursive: true, force: true });
     await fs.rm(path.join(p.home, `.${id}.by`), { force: true });
+    await fs.rm(path.join(p.home, `.${id}.base`), { force: true });
     return had;
   }
 
@@ -333,7 +352,7 @@ export class ReleaseStore {
       for (const n of await fs.readdir(p.home)) {
         if (n === LOCK_FILE) continue;
         const full = path.join(p.home, n);
-        if (n.endsWith('.staging') || isTemporaryFileName(n) || (n.startsWith('.') && n.endsWith('.by'))) {
+        if (n.endsWith('.staging') || isTemporaryFileName(n) || (n.startsWith('.') && (n.endsWith('.by') || n.endsWith('.base')))) {
           await fs.rm(full, { recursive: true, force: true });
         }
       }

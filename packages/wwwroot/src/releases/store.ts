@@ -352,7 +352,11 @@ export class ReleaseStore {
       for (const n of await fs.readdir(p.home)) {
         if (n === LOCK_FILE) continue;
         const full = path.join(p.home, n);
-        if (n.endsWith('.staging') || isTemporaryFileName(n) || (n.startsWith('.') && (n.endsWith('.by') || n.endsWith('.base')))) {
+        if (
+          n.endsWith('.staging') ||
+          isTemporaryFileName(n) ||
+          (n.startsWith('.') && (n.endsWith('.by') || n.endsWith('.base')))
+        ) {
           await fs.rm(full, { recursive: true, force: true });
         }
       }

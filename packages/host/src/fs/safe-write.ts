@@ -87,20 +87,23 @@ export function isTemporaryFileName(name: string): boolean {
   return name.startsWith('.') && name.endsWith(TEMP_SUFFIX);
 }
 
-async function openTemp(
+/**
+ * Opens a new temporary file in `dir` with `open` (a `FileHandle` or a plain descriptor). The folder
+ * usually exists (a batch writes many files into few folders): open first, and make the folder only
+ * when it is missing. A concurrent failed write may remove a folder it created just as we open a
+ * file in it: retry.
+ */
+async function openTempWith<T>(
   dir: string,
   hint: string,
-  orIn?: string,
-): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
+  orIn: string | undefined,
+  open: (tempPath: string) => Promise<T>,
+): Promise<{ opened: T; tempPath: string; createdDir?: string }> {
   let createdDir: string | undefined;
-  // The folder usually exists (a batch writes many files into few folders): open first, and make
-  // the folder only when it is missing. A concurrent failed write may remove a folder it created
-  // just as we open a file in it: retry.
   for (let attempt = 0; ; attempt++) {
     const tempPath = tempName(dir, hint);
     try {
-      const handle = await fs.open(tempPath, 'wx', 0o644);
-      return { handle, tempPath, createdDir };
+      return { opened: await open(tempPath), tempPath, createdDir };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
     }
@@ -114,6 +117,15 @@ async function openTemp(
   }
 }
 
+async function openTemp(
+  dir: string,
+  hint: string,
+  orIn?: string,
+): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
+  const { opened, ...rest } = await openTempWith(dir, hint, orIn, (p) => fs.open(p, 'wx', 0o644));
+  return { handle: opened, ...rest };
+}
+
 /**
  * As `openTemp`, with a plain descriptor: a small file staged from memory is opened, written and
  * closed with three calls, without a `FileHandle` and its streams (docs/sync.md "Speed").
@@ -123,25 +135,16 @@ export async function openTempFd(
   hint: string,
   orIn?: string,
 ): Promise<{ fd: number; tempPath: string; createdDir?: string }> {
-  let createdDir: string | undefined;
-  for (let attempt = 0; ; attempt++) {
-    const tempPath = tempName(dir, hint);
-    try {
-      const fd = await new Promise<number>((resolve, reject) =>
-        fsCallback.open(tempPath, 'wx', 0o644, (err, fd) => (err ? reject(err) : resolve(fd))),
-      );
-      return { fd, tempPath, createdDir };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
-    }
-    // Missing, and not to be made now: staged in `orIn` (made if need be) and moved at commit.
-    if (orIn !== undefined && dir !== orIn) {
-      dir = orIn;
-      continue;
-    }
-    const made = await fs.mkdir(dir, { recursive: true });
-    createdDir ??= made;
-  }
+  const { opened, ...rest } = await openTempWith(
+    dir,
+    hint,
+    orIn,
+    (p) =>
+      new Promise<number>((resolve, reject) =>
+        fsCallback.open(p, 'wx', 0o644, (err, fd) => (err ? reject(err) : resolve(fd))),
+      ),
+  );
+  return { fd: opened, ...rest };
 }
 
 /**

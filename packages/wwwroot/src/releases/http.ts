@@ -10,7 +10,7 @@ import { tokenFromAuthorization } from '../sync/basic-token.js';
 import { contractFolderOf } from '../sync/module-folders.js';
 import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
-import { ReleaseError, type ReleaseManifest, type ReleaseStore } from './store.js';
+import { ReleaseError, type ReleaseManifest, type ReleaseStore, type SwitchTimings } from './store.js';
 import { changedFiles } from './diff.js';
 import { releaseDir } from './layout.js';
 import { refreshModule } from '../sync/refresh.js';
@@ -109,8 +109,10 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     '/stage/:id/commit',
     route(async (req, res) => {
       const { store, prefix, module } = await target(req);
-      const switched = await store.commit(prefix, String(req.params.id));
-      await announceSwitch(req, module, store, switched);
+      const timings: SwitchTimings = {};
+      const switched = await store.commit(prefix, String(req.params.id), timings);
+      await timed(timings, () => announceSwitch(req, module, store, switched));
+      res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
     }),
   );
@@ -136,9 +138,11 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     route(async (req, res) => {
       const { q, store, prefix, module } = await target(req);
       const before = (await store.list(prefix)).find((r) => r.live)?.id;
-      const switched = await store.rollback(prefix, q.get('to') || undefined);
+      const timings: SwitchTimings = {};
+      const switched = await store.rollback(prefix, q.get('to') || undefined, timings);
       // A rollback to the live release changes nothing: nothing to tell.
-      if (switched.id !== before) await announceSwitch(req, module, store, switched);
+      if (switched.id !== before) await timed(timings, () => announceSwitch(req, module, store, switched));
+      res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
     }),
   );
@@ -168,6 +172,23 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   }
   return router;
 }
+
+/** The refresh and live-reload message of a switch, timed as `announce`. */
+async function timed(timings: SwitchTimings & { announce?: number }, announce: () => Promise<void>): Promise<void> {
+  const t = process.hrtime.bigint();
+  await announce();
+  timings.announce = Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+/**
+ * Where a switch's time went on the host, as a `Server-Timing` header (docs/wire-formats.md "Sync
+ * releases"): what a client's clock cannot tell apart from the network and its own start-up.
+ */
+const serverTiming = (timings: Record<string, number | undefined>) =>
+  Object.entries(timings)
+    .filter(([, ms]) => ms !== undefined)
+    .map(([name, ms]) => `${name};dur=${ms!.toFixed(2)}`)
+    .join(', ');
 
 /** A store refusal as the problem the error handler answers. */
 function asProblem(err: unknown): unknown {

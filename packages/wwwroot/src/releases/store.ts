@@ -8,7 +8,6 @@ import {
   ReleaseError,
   checkReleaseId,
   keySegments,
-  linkTree,
   liveId,
   manifestPath,
   newReleaseId,
@@ -16,9 +15,10 @@ import {
   prefixPaths,
   releaseDir,
   stagingDir,
-  treeSummary,
+  sumsPath,
   type PrefixPaths,
 } from './layout.js';
+import { formatSums, linkTree, parseSums, treeSummary, type TreeSums } from './tree-digest.js';
 
 // The release store of one contract folder (docs/releases.md): stage, switch, rollback, list,
 // prune, grace and recover. Pure file-system work; the HTTP adapter and the CLI sit on top.
@@ -58,6 +58,14 @@ export interface ReleaseStoreOptions {
   /** Called after each step; a test throws from it to leave the disk as a crash would. */
   afterStep?: (step: ReleaseStep) => void;
 }
+
+/**
+ * Where a switch's time went, in milliseconds (docs/wire-formats.md "Sync releases": the answer's
+ * `Server-Timing`): `digest` the tree digest, `switch` the link's replacement, `prune` old releases.
+ */
+export type SwitchTimings = Partial<Record<'digest' | 'switch' | 'prune', number>>;
+
+const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
 
 export interface Staging {
   id: string;
@@ -155,8 +163,9 @@ export class ReleaseStore {
     if (!st || st.isSymbolicLink()) return;
     if (!st.isDirectory()) throw new ReleaseError(wwwrootProblems.RELEASE_NOT_A_FOLDER, `${p.prefix} is a file`);
     const id = newReleaseId(this.now());
-    const summary = await treeSummary(p.link);
+    const { sums, hashed: _h, ...summary } = await treeSummary(p.link);
     const time = new Date(this.now()).toISOString();
+    await this.writeSums(p, id, sums);
     await this.writeManifest(p, { id, prefix: p.prefix, time, by, ...summary, edits: [] });
     this.step('adopt-manifest');
     await fs.rename(p.link, releaseDir(p, id));
@@ -164,8 +173,11 @@ export class ReleaseStore {
     await this.swapLink(p, id);
   }
 
-  /** Finishes a staged release and switches to it in one rename. */
-  async commit(prefix: string, id: string): Promise<ReleaseManifest> {
+  /**
+   * Finishes a staged release and switches to it in one rename. The tree digest reads only the
+   * files the stage does not share with the live release (docs/releases.md "Manifest and history").
+   */
+  async commit(prefix: string, id: string, timings: SwitchTimings = {}): Promise<ReleaseManifest> {
     const p = this.paths(prefix);
     checkReleaseId(id);
     return this.serial(p.key, async () => {
@@ -173,11 +185,15 @@ export class ReleaseStore {
       if (!(await exists(dir)))
         throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, `no release ${id} is being staged`);
       const by = await fs.readFile(path.join(p.home, `.${id}.by`), 'utf8').catch(() => '');
-      const summary = await treeSummary(dir);
+      const started = process.hrtime.bigint();
+      const live = await liveId(p);
+      const { sums, hashed: _h, ...summary } = await treeSummary(dir, live ? await this.readSums(p, live) : undefined);
+      timings.digest = since(started);
       this.step('staged');
       await fs.rename(dir, releaseDir(p, id));
       await fs.rm(path.join(p.home, `.${id}.by`), { force: true });
       this.step('renamed');
+      await this.writeSums(p, id, sums);
       const manifest: ReleaseManifest = {
         id,
         prefix: p.prefix,
@@ -186,18 +202,22 @@ export class ReleaseStore {
         ...summary,
         edits: [],
       };
-      return this.switchTo(p, manifest);
+      return this.switchTo(p, manifest, timings);
     });
   }
 
-  private async switchTo(p: PrefixPaths, manifest: ReleaseManifest): Promise<ReleaseManifest> {
+  private async switchTo(p: PrefixPaths, manifest: ReleaseManifest, timings: SwitchTimings): Promise<ReleaseManifest> {
     const previous = await liveId(p);
     const next = { ...manifest, previous: previous ?? undefined, switchedAt: new Date(this.now()).toISOString() };
     if (previous === manifest.id) return manifest;
+    let t = process.hrtime.bigint();
     await this.writeManifest(p, next);
     this.step('manifest');
     await this.swapLink(p, manifest.id);
+    timings.switch = since(t);
+    t = process.hrtime.bigint();
     await this.prune(p);
+    timings.prune = since(t);
     return next;
   }
 
@@ -212,6 +232,18 @@ export class ReleaseStore {
 
   private async writeManifest(p: PrefixPaths, m: ReleaseManifest): Promise<void> {
     await writeFileAtomic(manifestPath(p, m.id), `${JSON.stringify(m, null, 2)}\n`);
+  }
+
+  /** The release's files' digests: a cache, so never flushed; a release without them is read whole. */
+  private async writeSums(p: PrefixPaths, id: string, sums: TreeSums): Promise<void> {
+    const tmp = `${sumsPath(p, id)}.tmp`;
+    await fs.writeFile(tmp, formatSums(sums));
+    await fs.rename(tmp, sumsPath(p, id));
+  }
+
+  private async readSums(p: PrefixPaths, id: string): Promise<TreeSums | undefined> {
+    const text = await fs.readFile(sumsPath(p, id), 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : parseSums(text);
   }
 
   private async readManifest(p: PrefixPaths, id: string): Promise<ReleaseManifest | null> {
@@ -253,7 +285,7 @@ export class ReleaseStore {
   }
 
   /** Switches back to `to`, else to the newest release older than the live one. */
-  async rollback(prefix: string, to?: string): Promise<ReleaseManifest> {
+  async rollback(prefix: string, to?: string, timings: SwitchTimings = {}): Promise<ReleaseManifest> {
     const p = this.paths(prefix);
     if (to !== undefined) checkReleaseId(to);
     return this.serial(p.key, async () => {
@@ -267,7 +299,7 @@ export class ReleaseStore {
         );
       }
       const m = await this.readManifest(p, target.id);
-      return this.switchTo(p, m!);
+      return this.switchTo(p, m!, timings);
     });
   }
 
@@ -293,6 +325,7 @@ export class ReleaseStore {
       if (keepIds.has(r.id)) continue;
       // The manifest goes first: a folder without one is debris that recover removes.
       await fs.rm(manifestPath(p, r.id), { force: true });
+      await fs.rm(sumsPath(p, r.id), { force: true });
       await fs.rm(releaseDir(p, r.id), { recursive: true, force: true });
     }
   }
@@ -319,7 +352,8 @@ export class ReleaseStore {
       const live = await liveId(p);
       const m = live ? await this.readManifest(p, live) : null;
       if (!m) return;
-      const summary = await treeSummary(releaseDir(p, m.id));
+      const { sums, hashed: _h, ...summary } = await treeSummary(releaseDir(p, m.id), await this.readSums(p, m.id));
+      await this.writeSums(p, m.id, sums);
       m.edits.push({ time: new Date(this.now()).toISOString(), path: filePath, change });
       await this.writeManifest(p, { ...m, ...summary });
     });
@@ -345,6 +379,11 @@ export class ReleaseStore {
         const full = path.join(p.home, n);
         if (n.endsWith('.json')) {
           if (!(await exists(full.slice(0, -5)))) await fs.rm(full, { force: true });
+        } else if (n.endsWith('.sums') || n.endsWith('.sums.tmp')) {
+          // A release's digests stay with it (kept when it is), a half-written one goes.
+          const id = n.slice(0, n.lastIndexOf('.sums'));
+          const kept = names.includes(id) && (id === live || names.includes(`${id}.json`));
+          if (n.endsWith('.tmp') || !kept) await fs.rm(full, { force: true });
         } else if (n !== live && !names.includes(`${n}.json`)) {
           await fs.rm(full, { recursive: true, force: true });
         }

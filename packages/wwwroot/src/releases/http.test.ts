@@ -65,6 +65,7 @@ describe('sync releases over HTTP', () => {
     const page = () => fetch(`${host.url}/view/page.html`).then((r) => r.text());
     expect(await page()).toBe('<p>adopted</p>');
     const staged = await api(host, '/stage', { path: 'HDS/' }, { method: 'POST' });
+    expect(staged.headers.get('server-timing')).toMatch(/^stage;dur=[0-9.]+$/);
     const { id } = (await staged.json()) as { id: string };
     await api(host, `/stage/${id}/file`, { path: 'HDS/', filePath: 'page.html' }, { method: 'PUT', body: '<p>r1</p>' });
     // Staged, not yet live.

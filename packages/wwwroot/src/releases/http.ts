@@ -60,10 +60,12 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     '/stage',
     route(async (req, res) => {
       const { q, module, prefix, store } = await target(req);
+      const t = process.hrtime.bigint();
       const s = await store.stage(prefix, {
         id: q.get('id') || undefined,
         by: tokenFingerprint(req.headers.authorization),
       });
+      res.setHeader('Server-Timing', serverTiming({ stage: Number(process.hrtime.bigint() - t) / 1e6 }));
       res.status(201).json({ module, prefix: s.prefix, id: s.id });
     }),
   );

@@ -191,6 +191,8 @@ const cpuSeconds = () =>
 const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 const rows = [];
+/** Figures the host timed itself (`Server-Timing`), in milliseconds: [label, every sample]. */
+const hostRows = [];
 /**
  * Runs each case ROUNDS times (after `setup(case)`), keeping the median time of each, and the
  * median CPU time (the rsync daemon reaps its connection's processes just after the client ends:
@@ -365,9 +367,6 @@ try {
   rsyncd.child.kill('SIGTERM');
   fs.rmSync(rsyncd.confDir, { recursive: true, force: true });
 }
-
-/** Figures the host timed itself (`Server-Timing`), in milliseconds: medians of every sample. */
-const hostRows = [];
 
 /**
  * The tree as releases under R/: first push, no-op, 50 changed, the first push to two hosts, and

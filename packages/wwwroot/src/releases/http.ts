@@ -11,8 +11,6 @@ import { contractFolderOf } from '../sync/module-folders.js';
 import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
 import { ReleaseError, type ReleaseManifest, type ReleaseStore, type SwitchTimings } from './store.js';
-import { changedFiles } from './diff.js';
-import { releaseDir } from './layout.js';
 import { refreshModule } from '../sync/refresh.js';
 import { releaseStoreOf } from './stores.js';
 
@@ -155,8 +153,7 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   async function announceSwitch(req: express.Request, module: string, store: ReleaseStore, m: ReleaseManifest) {
     const p = store.paths(m.prefix);
     if (m.previous === m.id) return;
-    const from = m.previous ? releaseDir(p, m.previous) : null;
-    const changed = await changedFiles(from, releaseDir(p, m.id)).catch(() => [] as string[]);
+    const changed = await store.switchedFiles(m.prefix, m.previous, m.id).catch(() => [] as string[]);
     if (changed.length === 0) return;
     const authorizationKey = req.headers.authorizationkey;
     await refreshModule(

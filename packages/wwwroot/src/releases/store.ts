@@ -18,6 +18,7 @@ import {
   sumsPath,
   type PrefixPaths,
 } from './layout.js';
+import { changedFiles, changedSums } from './diff.js';
 import { formatSums, linkTree, parseSums, treeSummary, type TreeSums } from './tree-digest.js';
 
 // The release store of one contract folder (docs/releases.md): stage, switch, rollback, list,
@@ -74,6 +75,10 @@ export interface Staging {
   dir: string;
 }
 
+/** Releases whose digests are kept in memory (a few prefixes' live and previous ones). */
+const SUMS_KEPT = 8;
+const factsKey = (st: { ino: bigint; size: bigint; mtimeNs: bigint }) => `${st.ino}:${st.size}:${st.mtimeNs}`;
+
 /** The lock file of a prefix's folder; never debris, never a release. */
 const LOCK_FILE = '.lock';
 
@@ -82,6 +87,8 @@ export class ReleaseStore {
   private readonly graceMs: number;
   private readonly now: () => number;
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Digests read or written lately, by their file, with that file's facts when read. */
+  private readonly sums = new Map<string, { key: string; sums: TreeSums }>();
 
   constructor(private readonly options: ReleaseStoreOptions) {
     this.keep = Math.max(1, options.keep ?? 5);
@@ -236,14 +243,43 @@ export class ReleaseStore {
 
   /** The release's files' digests: a cache, so never flushed; a release without them is read whole. */
   private async writeSums(p: PrefixPaths, id: string, sums: TreeSums): Promise<void> {
-    const tmp = `${sumsPath(p, id)}.tmp`;
-    await fs.writeFile(tmp, formatSums(sums));
-    await fs.rename(tmp, sumsPath(p, id));
+    const file = sumsPath(p, id);
+    await fs.writeFile(`${file}.tmp`, formatSums(sums));
+    await fs.rename(`${file}.tmp`, file);
+    const st = await fs.stat(file, { bigint: true }).catch(() => null);
+    if (st) this.remember(file, factsKey(st), sums);
   }
 
+  /**
+   * A release's digests, from memory while its file is the one read (a switch's diff and the next
+   * commit then cost no parse), else read; undefined when there are none.
+   */
   private async readSums(p: PrefixPaths, id: string): Promise<TreeSums | undefined> {
-    const text = await fs.readFile(sumsPath(p, id), 'utf8').catch(() => undefined);
-    return text === undefined ? undefined : parseSums(text);
+    const file = sumsPath(p, id);
+    const st = await fs.stat(file, { bigint: true }).catch(() => null);
+    if (!st) return undefined;
+    const hit = this.sums.get(file);
+    if (hit?.key === factsKey(st)) return hit.sums;
+    const parsed = parseSums(await fs.readFile(file, 'utf8').catch(() => ''));
+    if (parsed) this.remember(file, factsKey(st), parsed);
+    return parsed;
+  }
+
+  private remember(file: string, key: string, sums: TreeSums): void {
+    this.sums.delete(file);
+    this.sums.set(file, { key, sums });
+    if (this.sums.size > SUMS_KEPT) this.sums.delete(this.sums.keys().next().value!);
+  }
+
+  /**
+   * The files a switch changed (docs/releases.md "Refresh and live reload"): from the two releases'
+   * digests (inode and size as committed) when both have them, else by a walk of both trees.
+   */
+  async switchedFiles(prefix: string, from: string | undefined, to: string): Promise<string[]> {
+    const p = this.paths(prefix);
+    const [before, after] = await Promise.all([from ? this.readSums(p, from) : new Map(), this.readSums(p, to)]);
+    if (before && after) return changedSums(before, after);
+    return changedFiles(from ? releaseDir(p, from) : null, releaseDir(p, to));
   }
 
   private async readManifest(p: PrefixPaths, id: string): Promise<ReleaseManifest | null> {

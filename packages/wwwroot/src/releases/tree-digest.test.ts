@@ -69,6 +69,22 @@ describe('tree digest', () => {
     expect(m3.digest).toBe(m2.digest);
   });
 
+  it('names the files a switch changed the same from the kept digests as from the disk', async () => {
+    const store = new ReleaseStore({ contractDir: dir });
+    const s1 = await store.stage('HDS/');
+    write(s1.dir, { 'a.html': 'one', 'b.html': 'two', 'c/d.js': 'd' });
+    const m1 = await store.commit('HDS/', s1.id);
+    const s2 = await store.stage('HDS/');
+    write(s2.dir, { 'b.html': 'TWO', 'e.css': 'e' });
+    fs.rmSync(path.join(s2.dir, 'c', 'd.js'));
+    const m2 = await store.commit('HDS/', s2.id);
+    const expected = ['b.html', 'c/d.js', 'e.css'];
+    expect(await store.switchedFiles('HDS/', m1.id, m2.id)).toEqual(expected);
+    fs.rmSync(path.join(dir, '.ack-releases', 'HDS', `${m1.id}.sums`));
+    expect(await store.switchedFiles('HDS/', m1.id, m2.id)).toEqual(expected);
+    expect(await new ReleaseStore({ contractDir: dir }).switchedFiles('HDS/', m2.id, m1.id)).toEqual(expected);
+  });
+
   it('reads its kept digests back, and nothing but a whole document of them', () => {
     const sum = fc.record({
       sha256: fc.stringMatching(/^[0-9a-f]{64}$/),

@@ -73,7 +73,8 @@ describe('sync releases over HTTP', () => {
     const commit = await api(host, `/stage/${id}/commit`, { path: 'HDS/' }, { method: 'POST' });
     expect(commit.status).toBe(200);
     // Where the switch's time went on the host, in milliseconds.
-    const timing = /^digest;dur=[0-9.]+, switch;dur=[0-9.]+, prune;dur=[0-9.]+, announce;dur=[0-9.]+$/;
+    const timing =
+      /^digest;dur=[0-9.]+;desc="[0-9]+ read", switch;dur=[0-9.]+, prune;dur=[0-9.]+, announce;dur=[0-9.]+$/;
     expect(commit.headers.get('server-timing')).toMatch(timing);
     expect(await page()).toBe('<p>r1</p>');
     const r2 = await release(host, { 'page.html': '<p>r2</p>' });

@@ -72,7 +72,14 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   router.put('/stage/:id/file', (req, res, next) => {
     void flow.handleBody(req, res, next, {
       resolve: () => stagedFile(req).catch((err: unknown) => Promise.reject(asProblem(err))),
-      answer: ({ request, bytes, sha256 }) => void res.json({ path: request, bytes, sha256 }),
+      answer: async ({ request, bytes, sha256, targets }) => {
+        // The commit need not read it again (docs/releases.md "Manifest and history").
+        if (sha256 && targets[0]) {
+          const { store, prefix } = await target(req);
+          store.noteStaged(prefix, String(req.params.id), [{ absolute: targets[0], sha256, bytes }]);
+        }
+        res.json({ path: request, bytes, sha256 });
+      },
     });
   });
 
@@ -183,10 +190,10 @@ async function timed(timings: SwitchTimings & { announce?: number }, announce: (
  * Where a switch's time went on the host, as a `Server-Timing` header (docs/wire-formats.md "Sync
  * releases"): what a client's clock cannot tell apart from the network and its own start-up.
  */
-const serverTiming = (timings: Record<string, number | undefined>) =>
+const serverTiming = ({ read, ...timings }: Record<string, number | undefined>) =>
   Object.entries(timings)
     .filter(([, ms]) => ms !== undefined)
-    .map(([name, ms]) => `${name};dur=${ms!.toFixed(2)}`)
+    .map(([name, ms]) => `${name};dur=${ms!.toFixed(2)}${name === 'digest' ? `;desc="${read} read"` : ''}`)
     .join(', ');
 
 /** A store refusal as the problem the error handler answers. */

@@ -1,3 +1,4 @@
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { wwwrootProblems } from '../problem-codes.js';
@@ -62,9 +63,13 @@ export interface ReleaseStoreOptions {
 
 /**
  * Where a switch's time went, in milliseconds (docs/wire-formats.md "Sync releases": the answer's
- * `Server-Timing`): `digest` the tree digest, `switch` the link's replacement, `prune` old releases.
+ * `Server-Timing`): `digest` the tree digest (`read` files of it read), `switch` the link's
+ * replacement, `prune` old releases.
  */
-export type SwitchTimings = Partial<Record<'digest' | 'switch' | 'prune', number>>;
+export type SwitchTimings = Partial<Record<'digest' | 'switch' | 'prune', number>> & {
+  /** Files the digest read (the others were known). */
+  read?: number;
+};
 
 const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
 
@@ -75,6 +80,8 @@ export interface Staging {
   dir: string;
 }
 
+/** Stages whose written files' digests are kept in memory at once. */
+const STAGES_NOTED = 16;
 /** Releases whose digests are kept in memory (a few prefixes' live and previous ones). */
 const SUMS_KEPT = 8;
 const factsKey = (st: { ino: bigint; size: bigint; mtimeNs: bigint }) => `${st.ino}:${st.size}:${st.mtimeNs}`;
@@ -87,6 +94,8 @@ export class ReleaseStore {
   private readonly graceMs: number;
   private readonly now: () => number;
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Digests of files written into a stage, by the stage's folder (its commit need not read them). */
+  private readonly staged = new Map<string, TreeSums>();
   /** Digests read or written lately, by their file, with that file's facts when read. */
   private readonly sums = new Map<string, { key: string; sums: TreeSums }>();
 
@@ -194,7 +203,13 @@ export class ReleaseStore {
       const by = await fs.readFile(path.join(p.home, `.${id}.by`), 'utf8').catch(() => '');
       const started = process.hrtime.bigint();
       const live = await liveId(p);
-      const { sums, hashed: _h, ...summary } = await treeSummary(dir, live ? await this.readSums(p, live) : undefined);
+      const known = [live ? await this.readSums(p, live) : undefined, this.staged.get(dir)];
+      const { sums, hashed, ...summary } = await treeSummary(
+        dir,
+        known.filter((k) => k !== undefined),
+      );
+      timings.read = hashed;
+      this.staged.delete(dir);
       timings.digest = since(started);
       this.step('staged');
       await fs.rename(dir, releaseDir(p, id));
@@ -290,11 +305,35 @@ export class ReleaseStore {
     }
   }
 
+  /**
+   * Takes note of files just written into a stage with the digest of what was written (the
+   * upload flow hashes as it writes), under the facts they have now: the commit then reads them
+   * only if they changed since (docs/releases.md "Manifest and history"). A file whose size is not
+   * what was written (replaced meanwhile) is not noted.
+   */
+  noteStaged(prefix: string, id: string, written: ReadonlyArray<{ absolute: string; sha256: string; bytes: number }>) {
+    const dir = stagingDir(this.paths(prefix), checkReleaseId(id));
+    let sums = this.staged.get(dir);
+    if (!sums) {
+      this.staged.set(dir, (sums = new Map()));
+      // A stage never committed nor discarded (its client gone) is forgotten past a few.
+      if (this.staged.size > STAGES_NOTED) this.staged.delete(this.staged.keys().next().value!);
+    }
+    for (const w of written) {
+      const rel = path.relative(dir, w.absolute);
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      const st = fsSync.statSync(w.absolute, { bigint: true, throwIfNoEntry: false });
+      if (!st?.isFile() || st.size !== BigInt(w.bytes)) continue;
+      sums.set(rel.split(path.sep).join('/'), { sha256: w.sha256, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs });
+    }
+  }
+
   /** Throws away a staged release. */
   async discard(prefix: string, id: string): Promise<boolean> {
     const p = this.paths(prefix);
     checkReleaseId(id);
     const dir = stagingDir(p, id);
+    this.staged.delete(dir);
     const had = await exists(dir);
     await fs.rm(dir, { recursive: true, force: true });
     await fs.rm(path.join(p.home, `.${id}.by`), { force: true });

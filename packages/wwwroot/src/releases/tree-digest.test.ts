@@ -85,6 +85,22 @@ describe('tree digest', () => {
     expect(await new ReleaseStore({ contractDir: dir }).switchedFiles('HDS/', m2.id, m1.id)).toEqual(expected);
   });
 
+  it('takes a staged file digest as written, unless the file changed since', async () => {
+    const store = new ReleaseStore({ contractDir: dir });
+    const s = await store.stage('HDS/');
+    write(s.dir, { 'a.html': 'one', 'b.html': 'two' });
+    const told = '0'.repeat(64);
+    store.noteStaged('HDS/', s.id, [
+      { absolute: path.join(s.dir, 'a.html'), sha256: told, bytes: 3 },
+      { absolute: path.join(s.dir, 'b.html'), sha256: told, bytes: 3 },
+    ]);
+    write(s.dir, { 'b.html': 'TWO!' }); // replaced after it was noted: read
+    const m = await store.commit('HDS/', s.id);
+    const sums = parseSums(fs.readFileSync(path.join(dir, '.ack-releases', 'HDS', `${m.id}.sums`), 'utf8'))!;
+    expect(sums.get('a.html')!.sha256).toBe(told);
+    expect(sums.get('b.html')!.sha256).toBe((await treeSummary(path.join(dir, 'HDS'))).sums.get('b.html')!.sha256);
+  });
+
   it('reads its kept digests back, and nothing but a whole document of them', () => {
     const sum = fc.record({
       sha256: fc.stringMatching(/^[0-9a-f]{64}$/),

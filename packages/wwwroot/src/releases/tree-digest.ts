@@ -81,11 +81,12 @@ const sameFacts = (k: FileSum | undefined, st: fs.BigIntStats): k is FileSum =>
 
 /**
  * The tree digest: SHA-256 over the sorted lines `<path>\0<sha256 of content>\n` (content only, no
- * times). A file whose inode, size and mtime are those in `known` takes its digest from there;
+ * times). A file whose inode, size and mtime are those in one of `known` takes its digest from there;
  * every other file is read. An edit in place moves the mtime, and a replaced file has a new inode,
  * so either is read again.
  */
-export async function treeSummary(root: string, known?: TreeSums): Promise<TreeSummary> {
+export async function treeSummary(root: string, known: TreeSums | readonly TreeSums[] = []): Promise<TreeSummary> {
+  const sources = known instanceof Map ? [known] : known;
   const facts = await statTree(root);
   const paths = [...facts.keys()].sort();
   const sums: TreeSums = new Map();
@@ -94,7 +95,8 @@ export async function treeSummary(root: string, known?: TreeSums): Promise<TreeS
   for (const rel of paths) {
     const st = facts.get(rel)!;
     bytes += Number(st.size);
-    const k = known?.get(rel);
+    let k: FileSum | undefined;
+    for (const source of sources) if (sameFacts((k = source.get(rel)), st)) break;
     if (sameFacts(k, st)) sums.set(rel, k);
     else missing.push(rel);
   }

@@ -11,8 +11,10 @@
 // SYNC_ONLY picks cases by name (`noop,changed,first,big,release`; default all of them). The host
 // has releases on (docs/releases.md): the rows beside rsync push file by file (--no-release, as to
 // a host without releases); the `release` case pushes the same tree as releases under another
-// prefix: the first push, a no-op, 50 changed files, and the switch back and forth on the host
-// (`POST .../releases/rollback`, timed by curl from request to answer).
+// prefix: the first push (beside `rsync -rt --fsync`: the host flushes every file it writes), a
+// no-op (beside `rsync -r --checksum`), 50 changed files, the first push to two hosts in one
+// command beside two one-host pushes run at once, and the switch back and forth on the host, as
+// the host times it (its answer's `Server-Timing`: the switch itself, and all the host did).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -25,6 +27,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const work = path.join(here, '.work-sync');
 const home = path.join(work, 'home');
+/** A second host's home, for the two-host release. */
+const home2 = path.join(work, 'home2');
 const ROUNDS = Number(process.env.SYNC_ROUNDS ?? 3);
 const FILES = Number(process.env.SYNC_FILES ?? 5000);
 const BIG_MIB = Number(process.env.SYNC_BIG_MIB ?? 200);
@@ -33,6 +37,7 @@ const DEADLINE = Date.now() + Number(process.env.SYNC_TIMEOUT_S ?? 1200) * 1000;
 const TOKEN = 'bench-sync-token';
 const ACK = path.join(repo, 'packages/cli/dist/bin.js');
 const contracts = path.join(home, 'contracts', 'wwwroot');
+const contracts2 = path.join(home2, 'contracts', 'wwwroot');
 const rsyncDest = path.join(work, 'rsync-dest');
 const src = path.join(work, 'src');
 
@@ -65,6 +70,14 @@ const run = (cmd, args, env = {}) => {
 
 function prepare() {
   fs.rmSync(work, { recursive: true, force: true });
+  for (const h of [home, home2]) writeHome(h);
+  fs.mkdirSync(rsyncDest, { recursive: true });
+  // 5,000 files of 1 to 20 KiB in 50 folders.
+  for (let i = 0; i < FILES; i++)
+    write(path.join(src, `d${i % 50}`, `f${i}.html`), bytes(1024 + ((i * 977) % (19 * 1024)), i));
+}
+
+function writeHome(home) {
   const settings = JSON.parse(fs.readFileSync(path.join(repo, 'examples/basic/app/appsettings.json'), 'utf8'));
   settings.AppSettings.LoadModules = ['wwwroot'];
   settings.AppSettings.Security = { ...settings.AppSettings.Security, MaxContractSyncFileBytes: (BIG_MIB + 10) << 20 };
@@ -87,15 +100,11 @@ function prepare() {
     }),
   );
   fs.mkdirSync(path.join(home, 'www'), { recursive: true });
-  fs.mkdirSync(contracts, { recursive: true });
-  fs.mkdirSync(rsyncDest, { recursive: true });
-  // 5,000 files of 1 to 20 KiB in 50 folders.
-  for (let i = 0; i < FILES; i++)
-    write(path.join(src, `d${i % 50}`, `f${i}.html`), bytes(1024 + ((i * 977) % (19 * 1024)), i));
+  fs.mkdirSync(path.join(home, 'contracts', 'wwwroot'), { recursive: true });
 }
 
-function startHost() {
-  const layout = path.join(work, 'layout.json');
+function startHost(home) {
+  const layout = path.join(home, 'layout.json');
   fs.writeFileSync(layout, JSON.stringify({ app: path.join(home, 'app') }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(here, 'servers/ack.mjs'), layout], {
@@ -182,6 +191,8 @@ const cpuSeconds = () =>
 const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 const rows = [];
+/** Figures the host timed itself (`Server-Timing`), in milliseconds: [label, every sample]. */
+const hostRows = [];
 /**
  * Runs each case ROUNDS times (after `setup(case)`), keeping the median time of each, and the
  * median CPU time (the rsync daemon reaps its connection's processes just after the client ends:
@@ -215,14 +226,13 @@ const measure = (label, setup, cases) => {
 
 const rsyncVersion = run('rsync', ['--version']).split('\n')[0];
 prepare();
-const { child: host, url } = await startHost();
+const { child: host, url } = await startHost(home);
+const second = ONLY.has('release') ? await startHost(home2) : undefined;
 const rsyncd = await startRsyncd();
-servers = [host.pid, rsyncd.child.pid];
+servers = [host.pid, rsyncd.child.pid, ...(second ? [second.child.pid] : [])];
+const ackEnv = { ACK_SYNC_TOKEN: TOKEN, XDG_CACHE_HOME: path.join(work, 'cache') };
 const ack = (...args) =>
-  run(process.execPath, [ACK, 'sync', 'upload', ...args, '--module', 'wwwroot', '--url', url], {
-    ACK_SYNC_TOKEN: TOKEN,
-    XDG_CACHE_HOME: path.join(work, 'cache'),
-  });
+  run(process.execPath, [ACK, 'sync', 'upload', ...args, '--module', 'wwwroot', '--url', url], ackEnv);
 const ackTree = (...extra) => ack(src, '--path', 'B', '--no-release', ...extra);
 const ackRelease = (...extra) => ack(src, '--path', 'R/', ...extra);
 /** One request to the host's release endpoints, timed from request to answer (curl). */
@@ -235,7 +245,47 @@ const releaseCall = (method, route) =>
     `${TOKEN}:`,
     `${url}/wwwroot/api/sync/releases${route}${route.includes('?') ? '&' : '?'}moduleName=wwwroot&path=R/`,
   ]);
+/**
+ * The same, with the host's own timing of it (`Server-Timing`, docs/wire-formats.md "Sync
+ * releases"): milliseconds by name.
+ */
+const releaseTimed = (method, route) => {
+  const out = run('curl', [
+    '-sf',
+    '-o',
+    '/dev/null',
+    '-D',
+    '-',
+    '-X',
+    method,
+    '-u',
+    `${TOKEN}:`,
+    `${url}/wwwroot/api/sync/releases${route}${route.includes('?') ? '&' : '?'}moduleName=wwwroot&path=R/`,
+  ]);
+  const header = /^server-timing:\s*(.*)$/im.exec(out)?.[1] ?? '';
+  return Object.fromEntries([...header.matchAll(/([a-z]+);dur=([0-9.]+)/g)].map((m) => [m[1], Number(m[2])]));
+};
 const rsync = (...args) => run('rsync', [...args, `${src}/`, rsyncd.target]);
+/** A shell word. */
+const quote = (a) => `'${a.replace(/'/g, `'\\''`)}'`;
+/**
+ * Commands run at once, each to its end (the way two one-host pushes run side by side); fails
+ * when any one does. `run` bounds the whole by what is left of the run's time.
+ */
+const together = (...commands) =>
+  run(
+    'sh',
+    [
+      '-c',
+      [
+        'f=0',
+        ...commands.map((c, i) => `${c.map(quote).join(' ')} >/dev/null & p${i}=$!`),
+        ...commands.map((_, i) => `wait $p${i} || f=1`),
+        'exit $f',
+      ].join('\n'),
+    ],
+    ackEnv,
+  );
 /**
  * Empties both destinations for a first push. The old trees are moved aside, not deleted, until the
  * run ends: on an ext4 file system without a journal, the kernel skips inodes freed within the last
@@ -313,31 +363,41 @@ try {
   console.error(`bench:sync: ${err.message}`);
 } finally {
   host.kill('SIGTERM');
+  second?.child.kill('SIGTERM');
   rsyncd.child.kill('SIGTERM');
   fs.rmSync(rsyncd.confDir, { recursive: true, force: true });
 }
 
-/** The tree as releases under R/: first push, no-op, 50 changed, switch back and forth on the host. */
+/**
+ * The tree as releases under R/: first push, no-op, 50 changed, the first push to two hosts, and
+ * the switch back and forth as the host times it.
+ */
 function releases() {
+  const trash = path.join(work, 'trash');
   const clearR = () => {
-    const trash = path.join(work, 'trash');
     fs.mkdirSync(trash, { recursive: true });
-    for (const tree of [path.join(contracts, 'R'), path.join(contracts, '.ack-releases', 'R')])
-      if (fs.existsSync(tree) || fs.lstatSync(tree, { throwIfNoEntry: false }))
-        fs.renameSync(tree, path.join(trash, String(cleared++)));
+    for (const c of [contracts, contracts2])
+      for (const tree of [path.join(c, 'R'), path.join(c, '.ack-releases', 'R')])
+        if (fs.lstatSync(tree, { throwIfNoEntry: false })) fs.renameSync(tree, path.join(trash, String(cleared++)));
+    if (fs.existsSync(rsyncDest)) fs.renameSync(rsyncDest, path.join(trash, String(cleared++)));
+    fs.mkdirSync(rsyncDest);
   };
   measure('release: first push (5,000 files, 52 MiB)', clearR, {
     ack: () => ackRelease(),
     'ack --no-release': () => ackRelease('--no-release'),
+    'rsync -rt --fsync': () => rsync('-rt', '--fsync'),
   });
   ackRelease();
+  rsync('-rt');
   spawnSync('sleep', ['2']);
   ackRelease();
   measure('release: no-op push (5,000 files)', () => undefined, {
     ack: () => ackRelease(),
     'ack --no-release': () => ackRelease('--no-release'),
+    'rsync -r --checksum': () => rsync('-r', '--checksum'),
   });
   const changed = Array.from({ length: 50 }, (_, i) => path.join(src, `d${(i * 97) % 50}`, `f${i * 97}.html`));
+  const originals = new Map(changed.map((f) => [f, fs.readFileSync(f)]));
   let round = 0;
   const change = () => {
     round++;
@@ -347,17 +407,50 @@ function releases() {
     ack: () => ackRelease(),
     'ack --no-release': () => ackRelease('--no-release'),
   });
+
+  // The switch back and forth between the last two releases (50 files apart), then a stage of
+  // the live 5,000-file release and its commit with nothing changed (the digest's floor).
   const list = JSON.parse(releaseCall('GET', '/')).releases;
   const [live, before] = [list[0].id, list[1].id];
-  measure('release: switch on the host (POST rollback)', () => undefined, {
+  const rollbacks = [];
+  measure('release: switch and back on the host (2 x POST rollback, curl)', () => undefined, {
     ack: () => {
-      releaseCall('POST', `/rollback?to=${before}`);
-      releaseCall('POST', `/rollback?to=${live}`);
+      for (let i = 0; i < 5; i++) {
+        rollbacks.push(releaseTimed('POST', `/rollback?to=${before}`));
+        rollbacks.push(releaseTimed('POST', `/rollback?to=${live}`));
+      }
     },
-    'curl GET (one request, no switch)': () => {
-      releaseCall('GET', '/');
-      releaseCall('GET', '/');
+    'curl GET x 10 (no switch)': () => {
+      for (let i = 0; i < 10; i++) releaseCall('GET', '/');
     },
+  });
+  hostRows.push(['release: the switch (manifest, link renamed)', rollbacks.map((t) => t.switch)]);
+  hostRows.push([
+    'release: rollback, all the host did (switch, prune, announce)',
+    rollbacks.map((t) => t.switch + t.prune + t.announce),
+  ]);
+
+  const stages = [];
+  const commits = [];
+  for (let i = 0; i < 5; i++) {
+    const id = `r-bench-${i}-${Date.now()}`;
+    stages.push(releaseTimed('POST', `/stage?id=${id}`));
+    commits.push(releaseTimed('POST', `/stage/${id}/commit`));
+  }
+  hostRows.push(['release: stage of 5,000 files (hard links)', stages.map((t) => t.stage)]);
+  hostRows.push(["release: commit's tree digest, 5,000 files shared", commits.map((t) => t.digest)]);
+  hostRows.push([
+    'release: commit, all the host did (digest, switch, prune, announce)',
+    commits.map((t) => t.digest + t.switch + t.prune + t.announce),
+  ]);
+
+  // Two hosts: one command that stages on both and then switches both, beside two one-host
+  // pushes run at once (each its own process).
+  for (const [f, data] of originals) write(f, data);
+  const one = (u) => [process.execPath, ACK, 'sync', 'upload', src, '--path', 'R/', '--module', 'wwwroot', '--url', u];
+  measure('release: first push to two hosts', clearR, {
+    ack: () => ack(src, '--path', 'R/', '--url', second.url),
+    'two one-host pushes at once': () => together(one(url), one(second.url)),
   });
 }
 
@@ -375,6 +468,7 @@ function bigFile() {
     'dd conv=fsync': () =>
       run('dd', ['if=/dev/zero', `of=${ddOut}`, 'bs=1M', `count=${BIG_MIB}`, 'conv=fsync', 'status=none']),
     'rsync -W': () => run('rsync', ['-W', big, `${rsyncd.target}big.bin`]),
+    'rsync -W --fsync': () => run('rsync', ['-W', '--fsync', big, `${rsyncd.target}big.bin`]),
   });
 }
 
@@ -390,5 +484,14 @@ console.log(
   `\nack for Node ${process.version}, ${rsyncVersion}, ${ROUNDS} rounds; CPU: client and server together` +
     `\n\n| case | ack | peers: their time (ack's speed beside theirs: their time over ack's) |\n|---|---|---|\n${lines.join('\n')}`,
 );
+if (hostRows.length > 0)
+  console.log(
+    `\nOn the host (its answers' Server-Timing), milliseconds:\n\n| case | median | least | most | samples |\n|---|---|---|---|---|\n${hostRows
+      .map(
+        ([label, xs]) =>
+          `| ${label} | ${median(xs).toFixed(1)} | ${Math.min(...xs).toFixed(1)} | ${Math.max(...xs).toFixed(1)} | ${xs.length} |`,
+      )
+      .join('\n')}`,
+  );
 fs.rmSync(work, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCleanups } from '../test-support/cleanups.js';
@@ -110,6 +111,43 @@ describe('ack sync upload DIR --path P/ as a release', () => {
     ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/release\.not_found/);
+  });
+
+  it('sends the stage its files in batches, prefix-relative; a file past 1 MiB alone', async () => {
+    const h = await host({ 'HDS/old.js': 'o', 'HDS/keep.html': 'k' });
+    // A pass-through in front of the host that notes each request line.
+    const seen: string[] = [];
+    const proxy = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      const out = http.request(new URL(req.url!, h.url), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(out);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+    const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const big = 'b'.repeat(1024 * 1024 + 1);
+    const dir = workDir(cleanups, { 'keep.html': 'k', 'a.html': 'a', 'sub/b.css': 'b', 'big.bin': big });
+    const r = await upload(dir, [url], '--delete');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^released r-\S+ on .*: 3 created, 0 changed, 1 deleted, 1 unchanged\n$/);
+    const id = /released (r-\S+)/.exec(r.stdout)![1]!;
+    const stage = new URLSearchParams({ release: id, path: 'HDS/' }).toString();
+    const sends = seen.filter((l) => !l.includes('/releases?') && !l.startsWith('GET '));
+    expect(sends.filter((l) => l.startsWith('POST /wwwroot/api/sync/batch')).sort()).toEqual([
+      `POST /wwwroot/api/sync/batch?${stage}`,
+      `POST /wwwroot/api/sync/batch?${stage}`,
+    ]);
+    expect(sends.filter((l) => l.includes('/file?'))).toEqual([
+      `PUT /wwwroot/api/sync/releases/stage/${id}/file?${new URLSearchParams({ moduleName: 'wwwroot', path: 'HDS/', filePath: 'big.bin' })}`,
+    ]);
+    expect(read(h, 'a.html')).toBe('a');
+    expect(read(h, 'sub/b.css')).toBe('b');
+    expect(read(h, 'big.bin')).toBe(big);
+    expect(fs.existsSync(path.join(h.hds, 'old.js'))).toBe(false);
   });
 
   it('a host without releases gets the file-by-file push, said in one line; --no-release forces it where releases exist', async () => {

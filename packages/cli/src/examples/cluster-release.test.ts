@@ -63,7 +63,9 @@ async function holdingRelay(port: number) {
     client.on('error', () => upstream.destroy());
     upstream.pipe(client);
     client.on('data', (chunk: Buffer) => {
-      if (!holding && chunk.toString('latin1').startsWith('PUT /wwwroot/api/sync/releases/stage/')) {
+      // The stage's files go in a batch naming the release (docs/wire-formats.md "Sync releases").
+      const head = chunk.toString('latin1');
+      if (!holding && head.startsWith('POST /wwwroot/api/sync/batch?') && /^[^\r]*[?&]release=/.test(head)) {
         holding = true;
         hold(client);
       }

@@ -1,7 +1,9 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { multipartBody, testAppSettings, useTestHosts, type FormPart, type TestHost } from '@ack/host/test-support';
 import { wwwrootModule } from '../index.js';
 import { basicAuth } from '../test-support/test-fixture.js';
+import { treeSummary } from './tree-digest.js';
 
 // A delta push into a staged release (docs/wire-formats.md "Sync releases"): the sync listing and
 // batch with `release=<id>&path=<prefix>` work on the stage, paths relative to the prefix; nothing
@@ -88,6 +90,12 @@ describe('a delta push into a staged release', () => {
       },
     );
     expect(commit.status).toBe(200);
+    // The files the batch wrote were hashed as written: the commit's digest read none of them, and
+    // is still the digest of the content.
+    expect(commit.headers.get('server-timing')).toMatch(/^digest;dur=[0-9.]+;desc="0 read", /);
+    const manifest = (await commit.json()) as { digest: string; files: number };
+    const live = await treeSummary(path.join(host.home.home, 'contracts', 'wwwroot', 'HDS'));
+    expect([manifest.digest, manifest.files]).toEqual([live.digest, 2]);
     expect(await view(host, 'page.html')).toEqual([200, 'new page']);
     expect(await view(host, 'sub/new.js')).toEqual([200, 'new']);
     // The same batch without `release` still writes the live files, as before.

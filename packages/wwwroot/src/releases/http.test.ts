@@ -65,11 +65,17 @@ describe('sync releases over HTTP', () => {
     const page = () => fetch(`${host.url}/view/page.html`).then((r) => r.text());
     expect(await page()).toBe('<p>adopted</p>');
     const staged = await api(host, '/stage', { path: 'HDS/' }, { method: 'POST' });
+    expect(staged.headers.get('server-timing')).toMatch(/^stage;dur=[0-9.]+$/);
     const { id } = (await staged.json()) as { id: string };
     await api(host, `/stage/${id}/file`, { path: 'HDS/', filePath: 'page.html' }, { method: 'PUT', body: '<p>r1</p>' });
     // Staged, not yet live.
     expect(await page()).toBe('<p>adopted</p>');
-    expect((await api(host, `/stage/${id}/commit`, { path: 'HDS/' }, { method: 'POST' })).status).toBe(200);
+    const commit = await api(host, `/stage/${id}/commit`, { path: 'HDS/' }, { method: 'POST' });
+    expect(commit.status).toBe(200);
+    // Where the switch's time went on the host, in milliseconds.
+    const timing =
+      /^digest;dur=[0-9.]+;desc="[0-9]+ read", switch;dur=[0-9.]+, prune;dur=[0-9.]+, announce;dur=[0-9.]+$/;
+    expect(commit.headers.get('server-timing')).toMatch(timing);
     expect(await page()).toBe('<p>r1</p>');
     const r2 = await release(host, { 'page.html': '<p>r2</p>' });
     expect(await page()).toBe('<p>r2</p>');
@@ -83,6 +89,7 @@ describe('sync releases over HTTP', () => {
     expect(listed.releases[0]?.by).toMatch(/^sha256:[0-9a-f]{8}$/);
 
     const back = await api(host, '/rollback', { path: 'HDS/', to: id }, { method: 'POST' });
+    expect(back.headers.get('server-timing')).toMatch(/^switch;dur=[0-9.]+, prune;dur=[0-9.]+, announce;dur=[0-9.]+$/);
     expect(back.status).toBe(200);
     expect(await page()).toBe('<p>r1</p>');
     expect(fs.lstatSync(path.join(host.contracts, 'HDS')).isSymbolicLink()).toBe(true);

@@ -10,9 +10,8 @@ import { tokenFromAuthorization } from '../sync/basic-token.js';
 import { contractFolderOf } from '../sync/module-folders.js';
 import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
-import { ReleaseError, type ReleaseManifest, type ReleaseStore } from './store.js';
-import { changedFiles } from './diff.js';
-import { liveId, releaseDir } from './layout.js';
+import { ReleaseError, type ReleaseManifest, type ReleaseStore, type SwitchTimings } from './store.js';
+import { liveId } from './layout.js';
 import { refreshModule } from '../sync/refresh.js';
 import { releaseStoreOf } from './stores.js';
 
@@ -60,10 +59,12 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     '/stage',
     route(async (req, res) => {
       const { q, module, prefix, store } = await target(req);
+      const t = process.hrtime.bigint();
       const s = await store.stage(prefix, {
         id: q.get('id') || undefined,
         by: tokenFingerprint(req.headers.authorization),
       });
+      res.setHeader('Server-Timing', serverTiming({ stage: Number(process.hrtime.bigint() - t) / 1e6 }));
       res.status(201).json({ module, prefix: s.prefix, id: s.id });
     }),
   );
@@ -72,7 +73,14 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   router.put('/stage/:id/file', (req, res, next) => {
     void flow.handleBody(req, res, next, {
       resolve: () => stagedFile(req).catch((err: unknown) => Promise.reject(asProblem(err))),
-      answer: ({ request, bytes, sha256 }) => void res.json({ path: request, bytes, sha256 }),
+      answer: async ({ request, bytes, sha256, targets }) => {
+        // The commit need not read it again (docs/releases.md "Manifest and history").
+        if (sha256 && targets[0]) {
+          const { store, prefix } = await target(req);
+          store.noteStaged(prefix, String(req.params.id), [{ absolute: targets[0], sha256, bytes }]);
+        }
+        res.json({ path: request, bytes, sha256 });
+      },
     });
   });
 
@@ -109,8 +117,10 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     '/stage/:id/commit',
     route(async (req, res) => {
       const { store, prefix, module } = await target(req);
-      const switched = await store.commit(prefix, String(req.params.id));
-      await announceSwitch(req, module, store, switched);
+      const timings: SwitchTimings = {};
+      const switched = await store.commit(prefix, String(req.params.id), timings);
+      await timed(timings, () => announceSwitch(req, module, store, switched));
+      res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
     }),
   );
@@ -148,9 +158,11 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     route(async (req, res) => {
       const { q, store, prefix, module } = await target(req);
       const before = (await store.list(prefix)).find((r) => r.live)?.id;
-      const switched = await store.rollback(prefix, q.get('to') || undefined);
+      const timings: SwitchTimings = {};
+      const switched = await store.rollback(prefix, q.get('to') || undefined, timings);
       // A rollback to the live release changes nothing: nothing to tell.
-      if (switched.id !== before) await announceSwitch(req, module, store, switched);
+      if (switched.id !== before) await timed(timings, () => announceSwitch(req, module, store, switched));
+      res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
     }),
   );
@@ -161,8 +173,7 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   async function announceSwitch(req: express.Request, module: string, store: ReleaseStore, m: ReleaseManifest) {
     const p = store.paths(m.prefix);
     if (m.previous === m.id) return;
-    const from = m.previous ? releaseDir(p, m.previous) : null;
-    const changed = await changedFiles(from, releaseDir(p, m.id)).catch(() => [] as string[]);
+    const changed = await store.switchedFiles(m.prefix, m.previous, m.id).catch(() => [] as string[]);
     if (changed.length === 0) return;
     const authorizationKey = req.headers.authorizationkey;
     await refreshModule(
@@ -180,6 +191,23 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
   }
   return router;
 }
+
+/** The refresh and live-reload message of a switch, timed as `announce`. */
+async function timed(timings: SwitchTimings & { announce?: number }, announce: () => Promise<void>): Promise<void> {
+  const t = process.hrtime.bigint();
+  await announce();
+  timings.announce = Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+/**
+ * Where a switch's time went on the host, as a `Server-Timing` header (docs/wire-formats.md "Sync
+ * releases"): what a client's clock cannot tell apart from the network and its own start-up.
+ */
+const serverTiming = ({ read, ...timings }: Record<string, number | undefined>) =>
+  Object.entries(timings)
+    .filter(([, ms]) => ms !== undefined)
+    .map(([name, ms]) => `${name};dur=${ms!.toFixed(2)}${name === 'digest' ? `;desc="${read} read"` : ''}`)
+    .join(', ');
 
 /** A store refusal as the problem the error handler answers. */
 function asProblem(err: unknown): unknown {

@@ -1,9 +1,7 @@
 import { wwwrootProblems } from '../problem-codes.js';
-import { createHash } from 'node:crypto';
-import fsSync, { createReadStream } from 'node:fs';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { isTemporaryFileName } from '@ack/host/serving';
 
 // Where a prefix's releases stand on disk (docs/releases.md "Layout on disk").
 
@@ -94,6 +92,8 @@ export function prefixPaths(contractDir: string, segments: string[]): PrefixPath
 export const releaseDir = (p: PrefixPaths, id: string): string => path.join(p.home, id);
 export const manifestPath = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.json`);
 export const stagingDir = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.staging`);
+/** The release's files' digests, beside its manifest (docs/releases.md "Manifest and history"). */
+export const sumsPath = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.sums`);
 
 /** The id the live link points at, or null (no link, or a link that is not one of ours). */
 export async function liveId(p: PrefixPaths): Promise<string | null> {
@@ -105,53 +105,6 @@ export async function liveId(p: PrefixPaths): Promise<string | null> {
   }
   const resolved = path.resolve(path.dirname(p.link), target);
   return path.dirname(resolved) === p.home ? path.basename(resolved) : null;
-}
-
-/** Files of a tree, relative `/`-paths, sorted; temporary files left out. */
-export async function treeFiles(root: string): Promise<string[]> {
-  const out: string[] = [];
-  async function walk(dir: string, rel: string): Promise<void> {
-    for (const e of await fs.readdir(dir, { withFileTypes: true })) {
-      if (isTemporaryFileName(e.name)) continue;
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) await walk(path.join(dir, e.name), r);
-      else if (e.isFile()) out.push(r);
-    }
-  }
-  await walk(root, '');
-  return out.sort();
-}
-
-async function sha256File(file: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
-  return h.digest('hex');
-}
-
-/** The tree digest (docs/releases.md "Manifest and history"): content only, no times. */
-export async function treeSummary(root: string): Promise<{ files: number; bytes: number; digest: string }> {
-  const files = await treeFiles(root);
-  const h = createHash('sha256');
-  let bytes = 0;
-  for (const f of files) {
-    const full = path.join(root, f);
-    bytes += (await fs.stat(full)).size;
-    h.update(`${f}\0${await sha256File(full)}\n`);
-  }
-  return { files: files.length, bytes, digest: `sha256:${h.digest('hex')}` };
-}
-
-/** Makes `dest` a tree of hard links to every file of `src` (folders made, symbolic links copied). */
-export async function linkTree(src: string, dest: string): Promise<void> {
-  await fs.mkdir(dest, { recursive: true });
-  for (const e of await fs.readdir(src, { withFileTypes: true })) {
-    if (isTemporaryFileName(e.name)) continue;
-    const from = path.join(src, e.name);
-    const to = path.join(dest, e.name);
-    if (e.isDirectory()) await linkTree(from, to);
-    else if (e.isFile()) await fs.link(from, to);
-    else if (e.isSymbolicLink()) await fs.symlink(await fs.readlink(from), to);
-  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { ProblemError } from '@ack/host';
 import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { contractFolderOf } from '../sync/module-folders.js';
+import { releaseStoreOf } from './stores.js';
 import { ReleaseError, checkReleaseId, parsePrefix, prefixPaths, stagingDir } from './layout.js';
 
 // `?release=<id>&path=<prefix>` on the sync batch and listing (docs/wire-formats.md "Sync releases"):
@@ -38,4 +39,20 @@ export async function stagedFolderOf(
       throw new ProblemError({ status: err.status, code: err.code, detail: err.message });
     throw err;
   }
+}
+
+/**
+ * Tells the release store the digests of files a batch or PUT just wrote into a stage, so that the
+ * commit need not read them again (docs/releases.md "Manifest and history").
+ */
+export async function noteStagedWrites(
+  runtime: WwwrootRuntime,
+  module: string,
+  query: Map<string, string>,
+  written: ReadonlyArray<{ absolute: string; sha256: string; bytes: number }>,
+): Promise<void> {
+  const id = query.get('release');
+  if (id === undefined || written.length === 0) return;
+  const store = releaseStoreOf(runtime, await contractFolderOf(runtime, module));
+  store.noteStaged(query.get('path') ?? '', id, written);
 }

@@ -99,7 +99,9 @@ describe('release store', () => {
     for (let i = 0; i < 4; i++) await push(store, 'HDS/', { 'a.html': String(i) });
     const list = await store.list('HDS/');
     expect(list.map((r) => r.live)).toEqual([true, false]);
-    expect(fs.readdirSync(path.join(dir, '.ack-releases', 'HDS')).length).toBe(4);
+    // Each kept release: its folder, its manifest and its files' digests; nothing of the pruned.
+    const names = fs.readdirSync(path.join(dir, '.ack-releases', 'HDS')).sort();
+    expect(names).toEqual(list.flatMap((r) => [r.id, `${r.id}.json`, `${r.id}.sums`]).sort());
   });
 
   it('serves a removed file from the previous release within the grace period only', async () => {

@@ -1,3 +1,4 @@
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { wwwrootProblems } from '../problem-codes.js';
@@ -8,7 +9,6 @@ import {
   ReleaseError,
   checkReleaseId,
   keySegments,
-  linkTree,
   liveId,
   manifestPath,
   newReleaseId,
@@ -16,9 +16,11 @@ import {
   prefixPaths,
   releaseDir,
   stagingDir,
-  treeSummary,
+  sumsPath,
   type PrefixPaths,
 } from './layout.js';
+import { changedFiles, changedSums } from './diff.js';
+import { formatSums, linkTree, parseSums, treeSummary, type TreeSums } from './tree-digest.js';
 
 // The release store of one contract folder (docs/releases.md): stage, switch, rollback, list,
 // prune, grace and recover. Pure file-system work; the HTTP adapter and the CLI sit on top.
@@ -59,12 +61,30 @@ export interface ReleaseStoreOptions {
   afterStep?: (step: ReleaseStep) => void;
 }
 
+/**
+ * Where a switch's time went, in milliseconds (docs/wire-formats.md "Sync releases": the answer's
+ * `Server-Timing`): `digest` the tree digest (`read` files of it read), `switch` the link's
+ * replacement, `prune` old releases.
+ */
+export type SwitchTimings = Partial<Record<'digest' | 'switch' | 'prune', number>> & {
+  /** Files the digest read (the others were known). */
+  read?: number;
+};
+
+const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
+
 export interface Staging {
   id: string;
   prefix: string;
   /** The tree to write into: a hard-linked copy of the live release. */
   dir: string;
 }
+
+/** Stages whose written files' digests are kept in memory at once. */
+const STAGES_NOTED = 16;
+/** Releases whose digests are kept in memory (a few prefixes' live and previous ones). */
+const SUMS_KEPT = 8;
+const factsKey = (st: { ino: bigint; size: bigint; mtimeNs: bigint }) => `${st.ino}:${st.size}:${st.mtimeNs}`;
 
 /** The lock file of a prefix's folder; never debris, never a release. */
 const LOCK_FILE = '.lock';
@@ -74,6 +94,10 @@ export class ReleaseStore {
   private readonly graceMs: number;
   private readonly now: () => number;
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Digests of files written into a stage, by the stage's folder (its commit need not read them). */
+  private readonly staged = new Map<string, TreeSums>();
+  /** Digests read or written lately, by their file, with that file's facts when read. */
+  private readonly sums = new Map<string, { key: string; sums: TreeSums }>();
 
   constructor(private readonly options: ReleaseStoreOptions) {
     this.keep = Math.max(1, options.keep ?? 5);
@@ -165,8 +189,9 @@ export class ReleaseStore {
     if (!st || st.isSymbolicLink()) return;
     if (!st.isDirectory()) throw new ReleaseError(wwwrootProblems.RELEASE_NOT_A_FOLDER, `${p.prefix} is a file`);
     const id = newReleaseId(this.now());
-    const summary = await treeSummary(p.link);
+    const { sums, hashed: _h, ...summary } = await treeSummary(p.link);
     const time = new Date(this.now()).toISOString();
+    await this.writeSums(p, id, sums);
     await this.writeManifest(p, { id, prefix: p.prefix, time, by, ...summary, edits: [] });
     this.step('adopt-manifest');
     await fs.rename(p.link, releaseDir(p, id));
@@ -174,8 +199,11 @@ export class ReleaseStore {
     await this.swapLink(p, id);
   }
 
-  /** Finishes a staged release and switches to it in one rename. */
-  async commit(prefix: string, id: string): Promise<ReleaseManifest> {
+  /**
+   * Finishes a staged release and switches to it in one rename. The tree digest reads only the
+   * files the stage does not share with the live release (docs/releases.md "Manifest and history").
+   */
+  async commit(prefix: string, id: string, timings: SwitchTimings = {}): Promise<ReleaseManifest> {
     const p = this.paths(prefix);
     checkReleaseId(id);
     return this.serial(p.key, async () => {
@@ -190,12 +218,22 @@ export class ReleaseStore {
         );
       }
       const by = await fs.readFile(path.join(p.home, `.${id}.by`), 'utf8').catch(() => '');
-      const summary = await treeSummary(dir);
+      const started = process.hrtime.bigint();
+      const live = await liveId(p);
+      const known = [live ? await this.readSums(p, live) : undefined, this.staged.get(dir)];
+      const { sums, hashed, ...summary } = await treeSummary(
+        dir,
+        known.filter((k) => k !== undefined),
+      );
+      timings.read = hashed;
+      this.staged.delete(dir);
+      timings.digest = since(started);
       this.step('staged');
       await fs.rename(dir, releaseDir(p, id));
       await fs.rm(path.join(p.home, `.${id}.by`), { force: true });
       await fs.rm(path.join(p.home, `.${id}.base`), { force: true });
       this.step('renamed');
+      await this.writeSums(p, id, sums);
       const manifest: ReleaseManifest = {
         id,
         prefix: p.prefix,
@@ -204,18 +242,22 @@ export class ReleaseStore {
         ...summary,
         edits: [],
       };
-      return this.switchTo(p, manifest);
+      return this.switchTo(p, manifest, timings);
     });
   }
 
-  private async switchTo(p: PrefixPaths, manifest: ReleaseManifest): Promise<ReleaseManifest> {
+  private async switchTo(p: PrefixPaths, manifest: ReleaseManifest, timings: SwitchTimings): Promise<ReleaseManifest> {
     const previous = await liveId(p);
     const next = { ...manifest, previous: previous ?? undefined, switchedAt: new Date(this.now()).toISOString() };
     if (previous === manifest.id) return manifest;
+    let t = process.hrtime.bigint();
     await this.writeManifest(p, next);
     this.step('manifest');
     await this.swapLink(p, manifest.id);
+    timings.switch = since(t);
+    t = process.hrtime.bigint();
     await this.prune(p);
+    timings.prune = since(t);
     return next;
   }
 
@@ -232,6 +274,47 @@ export class ReleaseStore {
     await writeFileAtomic(manifestPath(p, m.id), `${JSON.stringify(m, null, 2)}\n`);
   }
 
+  /** The release's files' digests: a cache, so never flushed; a release without them is read whole. */
+  private async writeSums(p: PrefixPaths, id: string, sums: TreeSums): Promise<void> {
+    const file = sumsPath(p, id);
+    await fs.writeFile(`${file}.tmp`, formatSums(sums));
+    await fs.rename(`${file}.tmp`, file);
+    const st = await fs.stat(file, { bigint: true }).catch(() => null);
+    if (st) this.remember(file, factsKey(st), sums);
+  }
+
+  /**
+   * A release's digests, from memory while its file is the one read (a switch's diff and the next
+   * commit then cost no parse), else read; undefined when there are none.
+   */
+  private async readSums(p: PrefixPaths, id: string): Promise<TreeSums | undefined> {
+    const file = sumsPath(p, id);
+    const st = await fs.stat(file, { bigint: true }).catch(() => null);
+    if (!st) return undefined;
+    const hit = this.sums.get(file);
+    if (hit?.key === factsKey(st)) return hit.sums;
+    const parsed = parseSums(await fs.readFile(file, 'utf8').catch(() => ''));
+    if (parsed) this.remember(file, factsKey(st), parsed);
+    return parsed;
+  }
+
+  private remember(file: string, key: string, sums: TreeSums): void {
+    this.sums.delete(file);
+    this.sums.set(file, { key, sums });
+    if (this.sums.size > SUMS_KEPT) this.sums.delete(this.sums.keys().next().value!);
+  }
+
+  /**
+   * The files a switch changed (docs/releases.md "Refresh and live reload"): from the two releases'
+   * digests (inode and size as committed) when both have them, else by a walk of both trees.
+   */
+  async switchedFiles(prefix: string, from: string | undefined, to: string): Promise<string[]> {
+    const p = this.paths(prefix);
+    const [before, after] = await Promise.all([from ? this.readSums(p, from) : new Map(), this.readSums(p, to)]);
+    if (before && after) return changedSums(before, after);
+    return changedFiles(from ? releaseDir(p, from) : null, releaseDir(p, to));
+  }
+
   private async readManifest(p: PrefixPaths, id: string): Promise<ReleaseManifest | null> {
     try {
       return JSON.parse(await fs.readFile(manifestPath(p, id), 'utf8')) as ReleaseManifest;
@@ -240,11 +323,35 @@ export class ReleaseStore {
     }
   }
 
+  /**
+   * Takes note of files just written into a stage with the digest of what was written (the
+   * upload flow hashes as it writes), under the facts they have now: the commit then reads them
+   * only if they changed since (docs/releases.md "Manifest and history"). A file whose size is not
+   * what was written (replaced meanwhile) is not noted.
+   */
+  noteStaged(prefix: string, id: string, written: ReadonlyArray<{ absolute: string; sha256: string; bytes: number }>) {
+    const dir = stagingDir(this.paths(prefix), checkReleaseId(id));
+    let sums = this.staged.get(dir);
+    if (!sums) {
+      this.staged.set(dir, (sums = new Map()));
+      // A stage never committed nor discarded (its client gone) is forgotten past a few.
+      if (this.staged.size > STAGES_NOTED) this.staged.delete(this.staged.keys().next().value!);
+    }
+    for (const w of written) {
+      const rel = path.relative(dir, w.absolute);
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      const st = fsSync.statSync(w.absolute, { bigint: true, throwIfNoEntry: false });
+      if (!st?.isFile() || st.size !== BigInt(w.bytes)) continue;
+      sums.set(rel.split(path.sep).join('/'), { sha256: w.sha256, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs });
+    }
+  }
+
   /** Throws away a staged release. */
   async discard(prefix: string, id: string): Promise<boolean> {
     const p = this.paths(prefix);
     checkReleaseId(id);
     const dir = stagingDir(p, id);
+    this.staged.delete(dir);
     const had = await exists(dir);
     await fs.rm(dir, { recursive: true, force: true });
     await fs.rm(path.join(p.home, `.${id}.by`), { force: true });
@@ -272,7 +379,7 @@ export class ReleaseStore {
   }
 
   /** Switches back to `to`, else to the newest release older than the live one. */
-  async rollback(prefix: string, to?: string): Promise<ReleaseManifest> {
+  async rollback(prefix: string, to?: string, timings: SwitchTimings = {}): Promise<ReleaseManifest> {
     const p = this.paths(prefix);
     if (to !== undefined) checkReleaseId(to);
     return this.serial(p.key, async () => {
@@ -286,7 +393,7 @@ export class ReleaseStore {
         );
       }
       const m = await this.readManifest(p, target.id);
-      return this.switchTo(p, m!);
+      return this.switchTo(p, m!, timings);
     });
   }
 
@@ -312,6 +419,7 @@ export class ReleaseStore {
       if (keepIds.has(r.id)) continue;
       // The manifest goes first: a folder without one is debris that recover removes.
       await fs.rm(manifestPath(p, r.id), { force: true });
+      await fs.rm(sumsPath(p, r.id), { force: true });
       await fs.rm(releaseDir(p, r.id), { recursive: true, force: true });
     }
   }
@@ -338,7 +446,8 @@ export class ReleaseStore {
       const live = await liveId(p);
       const m = live ? await this.readManifest(p, live) : null;
       if (!m) return;
-      const summary = await treeSummary(releaseDir(p, m.id));
+      const { sums, hashed: _h, ...summary } = await treeSummary(releaseDir(p, m.id), await this.readSums(p, m.id));
+      await this.writeSums(p, m.id, sums);
       m.edits.push({ time: new Date(this.now()).toISOString(), path: filePath, change });
       await this.writeManifest(p, { ...m, ...summary });
     });
@@ -368,6 +477,11 @@ export class ReleaseStore {
         const full = path.join(p.home, n);
         if (n.endsWith('.json')) {
           if (!(await exists(full.slice(0, -5)))) await fs.rm(full, { force: true });
+        } else if (n.endsWith('.sums') || n.endsWith('.sums.tmp')) {
+          // A release's digests stay with it (kept when it is), a half-written one goes.
+          const id = n.slice(0, n.lastIndexOf('.sums'));
+          const kept = names.includes(id) && (id === live || names.includes(`${id}.json`));
+          if (n.endsWith('.tmp') || !kept) await fs.rm(full, { force: true });
         } else if (n !== live && !names.includes(`${n}.json`)) {
           await fs.rm(full, { recursive: true, force: true });
         }

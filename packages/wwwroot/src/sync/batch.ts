@@ -7,7 +7,7 @@ import { wwwrootProblems } from '../problem-codes.js';
 import { bad, parseModuleName, queryOf, resolveInFolder, resolveModulePath } from './targets.js';
 import { removeEmptyParents } from './empty-folders.js';
 import { contractFolderOf } from './module-folders.js';
-import { stagedFolderOf } from '../releases/stage-target.js';
+import { noteStagedWrites, stagedFolderOf } from '../releases/stage-target.js';
 
 /** Most files in one batch request (docs/sync.md "Batches"); a client splits a longer push. */
 export const BATCH_MAX_FILES = 1000;
@@ -92,6 +92,14 @@ export function createBatchHandler(runtime: WwwrootRuntime, flow: UploadFlow, lo
               o.request.absolute,
               (await staged) ?? (await contractFolderOf(runtime, o.request.module)),
             );
+        if ((await staged) !== undefined) {
+          const written = outcomes.flatMap((o) =>
+            o.ok && o.change !== 'Deleted' && o.request.absolute && o.sha256
+              ? [{ absolute: o.request.absolute, sha256: o.sha256, bytes: o.bytes }]
+              : [],
+          );
+          await noteStagedWrites(runtime, outcomes[0]!.request.module, queryOf(req), written);
+        }
         const refreshes = await mapLimited(outcomes, REFRESH_CONCURRENCY, async (o) => {
           if (!o.ok || !o.request.absolute) return undefined;
           // A staged file is not live: the switch refreshes once (docs/releases.md).

@@ -4,12 +4,40 @@ import { EXIT } from '../../exit-codes.js';
 import type { BatchOffer } from './listing-client.js';
 import type { DeltaPlan, LocalFile } from './delta-plan.js';
 import type { Outcome } from './outcome.js';
+import { deleteStagedFile, putStagedFile, type ReleaseTarget } from './release-client.js';
 import { syncUpload } from './sync-client.js';
 import { multipartBuffer, multipartRequest, type FormPart, type MultipartBody } from './multipart-body.js';
 import { runLimited } from './progress.js';
 
 // Sending a delta plan to one host (docs/sync.md "Batches"): in batches when the host offers
-// them (docs/wire-formats.md "Sync batch"), else one upload per file.
+// them (docs/wire-formats.md "Sync batch"), else one upload per file. The same code sends a
+// release's delta into its stage (docs/wire-formats.md "Sync releases").
+
+/**
+ * A staged release to write into rather than the live files: the batch gets
+ * `release=<id>&path=<prefix>` and names each file relative to the prefix.
+ */
+export interface StageRoute {
+  target: ReleaseTarget;
+  id: string;
+}
+
+/** How one plan reaches one host: where a batch goes and what a file sent alone is. */
+interface Route {
+  /** The batch's query (`''` for the live files). */
+  query: string;
+  /** The path the host is sent for a file the plan names by its remote path. */
+  wire(remotePath: string): string;
+}
+
+function routeOf(stage: StageRoute | undefined): Route {
+  if (!stage) return { query: '', wire: (p) => p };
+  const prefix = stage.target.prefix;
+  return {
+    query: `${new URLSearchParams({ release: stage.id, path: prefix })}`,
+    wire: (p) => p.slice(prefix.length),
+  };
+}
 
 /** One file (or deletion) sent to one host. */
 export interface PushResult extends Outcome {
@@ -119,13 +147,15 @@ function readableBatch(
   module: string,
   files: readonly LocalFile[],
   deletes: readonly string[],
+  wire: Route['wire'],
 ): { body: MultipartBody; sending: LocalFile[]; unreadable: Array<{ file: LocalFile; error: Error }> } {
   let sending = [...files];
   const unreadable: Array<{ file: LocalFile; error: Error }> = [];
   for (;;) {
     const parts: FormPart[] = [{ name: 'moduleName', value: module }];
-    for (const f of sending) parts.push({ name: 'filePath', value: f.remotePath }, { name: 'file', file: f.file });
-    for (const d of deletes) parts.push({ name: 'deletePath', value: d });
+    for (const f of sending)
+      parts.push({ name: 'filePath', value: wire(f.remotePath) }, { name: 'file', file: f.file });
+    for (const d of deletes) parts.push({ name: 'deletePath', value: wire(d) });
     try {
       return { body: multipartBuffer(parts), sending, unreadable };
     } catch (err) {
@@ -146,8 +176,9 @@ async function sendBatch(
   deletes: readonly string[],
   offer: BatchOffer,
   settings: RequestSettings,
+  route: Route,
 ): Promise<PushResult[]> {
-  const { body, sending, unreadable } = readableBatch(module, files, deletes);
+  const { body, sending, unreadable } = readableBatch(module, files, deletes, route.wire);
   const failedAlone: PushResult[] = unreadable.map(({ file, error }) => ({
     url: baseUrl(url),
     ok: false,
@@ -159,8 +190,9 @@ async function sendBatch(
   }));
   if (sending.length === 0 && deletes.length === 0) return failedAlone;
   // The body is whole in memory: a retry sends the same bytes again.
+  const query = route.query === '' ? '' : `${offer.path.includes('?') ? '&' : '?'}${route.query}`;
   const outcome = await request(
-    `${baseUrl(url)}${offer.path}`,
+    `${baseUrl(url)}${offer.path}${query}`,
     () => multipartRequest(body, { Authorization: basicAuthorization(token) }),
     settings,
   );
@@ -233,7 +265,8 @@ function batchResults(
 
 /**
  * Sends a plan to one host: in batches when the host offers them (big files alone), else one
- * request per file as the original protocol has it. `onDone` hears of each file as it finishes.
+ * request per file as the original protocol has it; into `stage` when given, else the live files.
+ * `onDone` hears of each file as it finishes.
  */
 export async function pushPlan(
   url: string,
@@ -244,32 +277,36 @@ export async function pushPlan(
   settings: RequestSettings,
   concurrency: number,
   onDone: (result: PushResult, bytes: number) => void,
+  stage?: StageRoute,
 ): Promise<PushResult[]> {
   const sends = [...plan.created, ...plan.changed];
   const created = new Set(plan.created);
   const sizeOf = new Map(sends.map((f) => [f.remotePath, f.size]));
+  const route = routeOf(stage);
   const one = (file: LocalFile) => async (): Promise<PushResult[]> => {
-    const outcome = await syncUpload(
-      url,
-      token,
-      module,
-      created.has(file) ? 'Created' : 'Changed',
-      { file: file.file, remotePath: file.remotePath },
-      settings,
-    );
-    const { sent, ...rest } = outcome;
-    return [
-      {
-        ...rest,
-        path: file.remotePath,
-        file: file.file,
-        change: created.has(file) ? 'Created' : 'Changed',
-        sha256: outcome.ok ? (sent?.sha256 ?? file.sha256) : undefined,
-      },
-    ];
+    const change = created.has(file) ? 'Created' : 'Changed';
+    let rest: Outcome;
+    let sha256: string | undefined;
+    if (stage) {
+      ({ sha256, ...rest } = await putStagedFile(stage.target, stage.id, route.wire(file.remotePath), file.file));
+    } else {
+      const { sent, ...outcome } = await syncUpload(
+        url,
+        token,
+        module,
+        change,
+        { file: file.file, remotePath: file.remotePath },
+        settings,
+      );
+      rest = outcome;
+      sha256 = sent?.sha256 ?? file.sha256;
+    }
+    return [{ ...rest, path: file.remotePath, file: file.file, change, sha256: rest.ok ? sha256 : undefined }];
   };
   const oneDelete = (remotePath: string) => async (): Promise<PushResult[]> => {
-    const outcome = await syncUpload(url, token, module, 'Deleted', { remotePath }, settings);
+    const outcome = stage
+      ? await deleteStagedFile(stage.target, stage.id, route.wire(remotePath))
+      : await syncUpload(url, token, module, 'Deleted', { remotePath }, settings);
     return [{ ...outcome, path: remotePath, change: 'Deleted' }];
   };
   let tasks: Array<() => Promise<PushResult[]>>;
@@ -278,8 +315,8 @@ export async function pushPlan(
     const deleteBatches = groupDeletions(plan.deleted, offer);
     tasks = [
       ...alone.map(one),
-      ...batches.map((b) => () => sendBatch(url, token, module, b, [], offer, settings)),
-      ...deleteBatches.map((d) => () => sendBatch(url, token, module, [], d, offer, settings)),
+      ...batches.map((b) => () => sendBatch(url, token, module, b, [], offer, settings, route)),
+      ...deleteBatches.map((d) => () => sendBatch(url, token, module, [], d, offer, settings, route)),
     ];
   } else {
     tasks = [...sends.map(one), ...plan.deleted.map(oneDelete)];

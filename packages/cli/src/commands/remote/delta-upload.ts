@@ -1,19 +1,12 @@
 import { CliError, EXIT } from '../../exit-codes.js';
-import { pushPlan, type PushResult } from './batch-push.js';
-import {
-  noteSentDigests,
-  planDelta,
-  planHosts,
-  saveLocal,
-  scanLocal,
-  type HostDelta,
-  type LocalFile,
-} from './delta-plan.js';
+import type { PushResult } from './batch-push.js';
+import { planDelta, saveLocal, type HostDelta, type LocalFile } from './delta-plan.js';
 import { exitCodeFor, uploadResultJson } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
-import { applyPending, loadPending, savePending } from './refresh-pending.js';
+import { applyPending, loadPending } from './refresh-pending.js';
 import { applicationFolderHint } from './path-mapping.js';
-import { createProgress, formatBytes } from './progress.js';
+import { createProgress, formatBytes, plural } from './progress.js';
+import { planPush, pushHosts } from './push-hosts.js';
 
 export interface DeltaOptions extends RemoteOptions {
   module: string;
@@ -37,30 +30,17 @@ const counts = (h: HostDelta) => ({
   unchanged: h.plan?.unchanged ?? 0,
 });
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
 /** `ack sync upload <dir>` (docs/sync.md "The delta"): send only what differs, per host. */
 export async function deltaUpload(root: string, urls: string[], options: DeltaOptions): Promise<number> {
   const token = (options.token ?? process.env.ACK_SYNC_TOKEN ?? '').trim();
   const json = options.json === true;
   const say = (text: string) => !json && process.stderr.write(`ack: ${text}\n`);
-  // The folder is read while the hosts' listings are on their way.
-  const scanning = scanLocal(root, options.path, options.rehash === true);
   let settings = requestSettings(options);
   if (options.dryRun) settings = { ...settings, retry: { ...settings.retry, retries: 0 } };
-  let deltas: HostDelta[] | undefined;
-  if (token !== '')
-    deltas = await planHosts(
-      urls,
-      token,
-      options.module,
-      options.path,
-      scanning,
-      settings,
-      options.delete === true,
-      say,
-    );
-  const folder = await scanning;
+  // The folder is read while the hosts' listings are on their way.
+  const read = await planPush(root, urls, token, options, settings, say);
+  const { folder } = read;
+  let deltas = read.deltas;
   const files = folder.files;
   // Under a prefix no file sits at the top of the contract folder: the hint looks at nothing.
   const hint =
@@ -106,22 +86,19 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   const progress = createProgress(totalFiles, totalBytes, showProgress && totalFiles > 0);
   const several = urls.length > 1;
   const lines = resultLines();
-  const noteSent = noteSentDigests(files);
-  const results = (
-    await Promise.all(
-      planned.map((d) =>
-        pushPlan(d.url, token, options.module, d.plan!, d.offer, settings, options.concurrency ?? 4, (r, bytes) => {
-          progress.tick(bytes);
-          noteSent(r);
-          if (!json && !showProgress) printResult(lines, r, bytes, several);
-        }),
-      ),
-    )
-  ).flat();
+  const results = await pushHosts(
+    root,
+    folder,
+    pending,
+    planned,
+    { token, module: options.module, settings, concurrency: options.concurrency },
+    (r, bytes) => {
+      progress.tick(bytes);
+      if (!json && !showProgress) printResult(lines, r, bytes, several);
+    },
+  );
   lines.flush();
   progress.done();
-  saveLocal(folder);
-  savePending(root, pending, results);
   const hosts = deltas.map((d) => {
     const mine = results.filter((r) => r.url === d.url);
     // What the host did, as it answered each file: a file it refused is failed, not created.

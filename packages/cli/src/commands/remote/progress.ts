@@ -49,6 +49,9 @@ export function createProgress(
 }
 
 /** `512 B`, `1.5 KB`, `12.0 MB` (1024-based, as file managers show sizes). */
+/** `1 file`, `2 files`. */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 export function formatBytes(n: number): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let value = n;

@@ -1,18 +1,18 @@
 import { CliError, EXIT } from '../../exit-codes.js';
-import { noteSentDigests, planHosts, saveLocal, scanLocal, type HostDelta } from './delta-plan.js';
+import type { PushResult } from './batch-push.js';
+import type { HostDelta } from './delta-plan.js';
 import { exitCodeFor, type Outcome } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
 import { joinRemote } from './path-mapping.js';
-import { applyPending, loadPending, savePending } from './refresh-pending.js';
-import { runLimited } from './progress.js';
+import { plural } from './progress.js';
+import { planPush, pushHosts } from './push-hosts.js';
+import { applyPending, loadPending } from './refresh-pending.js';
 import {
   commitRelease,
-  deleteStagedFile,
   discardRelease,
   listReleases,
   newReleaseId,
   noReleases,
-  putStagedFile,
   rollbackRelease,
   stageRelease,
   type ReleaseTarget,
@@ -45,15 +45,6 @@ interface HostRelease {
   error?: string;
 }
 
-interface FileResult extends Outcome {
-  path: string;
-  file?: string;
-  change: 'Created' | 'Changed' | 'Deleted';
-  sha256?: string;
-}
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
 /**
  * `ack sync upload DIR --path P/` to hosts with releases. Answers `undefined` when no host has the
  * release endpoints (the caller then pushes file by file, as before).
@@ -67,7 +58,6 @@ export async function releaseUpload(
   const say = (text: string) => !json && process.stderr.write(`ack: ${text}\n`);
   const settings = requestSettings(options);
   const prefix = `${joinRemote(undefined, options.path)}/`;
-  const base = prefix.slice(0, -1);
   const target = (url: string): ReleaseTarget => ({
     url,
     token: options.token,
@@ -79,18 +69,8 @@ export async function releaseUpload(
   // file by file, as before (the delta push says so for each host it can list).
   const probes = await Promise.all(urls.map((url) => listReleases(target(url))));
   if (probes.every(noReleases)) return undefined;
-  const scanning = scanLocal(root, options.path, options.rehash === true);
-  const deltas = await planHosts(
-    urls,
-    options.token,
-    options.module,
-    options.path,
-    scanning,
-    settings,
-    options.delete === true,
-    say,
-  );
-  const folder = await scanning;
+  const { folder, deltas: listed } = await planPush(root, urls, options.token, options, settings, say);
+  const deltas = listed ?? [];
   // Files stored by a push before whose refresh failed go again (docs/sync.md "Refresh failures").
   const pending = loadPending(root);
   applyPending(deltas, folder.files, pending);
@@ -139,37 +119,16 @@ export async function releaseUpload(
     return report([...rows.values()], [], options, stageFailures, say);
   }
 
-  // The delta into every stage.
-  const noteSent = noteSentDigests(folder.files);
-  const relative = (remotePath: string) => remotePath.slice(base.length + 1);
-  const results = (
-    await Promise.all(
-      busy.map(async (d) => {
-        const id = ids.get(d.url)!;
-        const t = target(d.url);
-        const created = new Set(d.plan!.created);
-        const sends = [...d.plan!.created, ...d.plan!.changed].map((f) => async (): Promise<FileResult> => {
-          const o = await putStagedFile(t, id, relative(f.remotePath), f.file);
-          const result: FileResult = {
-            ...o,
-            path: f.remotePath,
-            file: f.file,
-            change: created.has(f) ? 'Created' : 'Changed',
-          };
-          noteSent(result);
-          return result;
-        });
-        const deletes = d.plan!.deleted.map((p) => async (): Promise<FileResult> => ({
-          ...(await deleteStagedFile(t, id, relative(p))),
-          path: p,
-          change: 'Deleted',
-        }));
-        return runLimited([...sends, ...deletes], options.concurrency ?? 4);
-      }),
-    )
-  ).flat();
-  saveLocal(folder);
-  savePending(root, pending, results);
+  // The delta into every stage, in batches as a plain push (prefix-relative paths).
+  const results = await pushHosts(
+    root,
+    folder,
+    pending,
+    busy,
+    { token: options.token, module: options.module, settings, concurrency: options.concurrency },
+    () => undefined,
+    (url) => ({ target: target(url), id: ids.get(url)! }),
+  );
   for (const r of results) {
     const h = rows.get(r.url)!;
     if (!r.ok) h.failed++;
@@ -238,7 +197,7 @@ async function discardAll(
 /** Prints one line per host (or the JSON document) and answers the exit code. */
 function report(
   hosts: HostRelease[],
-  results: FileResult[],
+  results: PushResult[],
   options: ReleasePushOptions,
   failures: Outcome[],
   say: (text: string) => void,

@@ -1,0 +1,74 @@
+import { pushPlan, type PushResult, type StageRoute } from './batch-push.js';
+import { noteSentDigests, planHosts, saveLocal, scanLocal, type HostDelta, type LocalFolder } from './delta-plan.js';
+import type { RequestSettings } from './http.js';
+import { savePending, type PendingRefresh } from './refresh-pending.js';
+
+// The steps a folder push shares, plain or as a release (docs/sync.md "The delta" and
+// "Releases"): read the folder while the hosts list theirs, then send each host its delta and keep
+// what was learnt.
+
+export interface PushInput {
+  module: string;
+  path?: string;
+  rehash?: boolean;
+  delete?: boolean;
+}
+
+/**
+ * Reads the folder while the hosts' listings are on their way and plans each host's delta;
+ * `deltas` is undefined without a token (nothing can be asked).
+ */
+export async function planPush(
+  root: string,
+  urls: readonly string[],
+  token: string,
+  input: PushInput,
+  settings: RequestSettings,
+  say: (text: string) => void,
+): Promise<{ folder: LocalFolder; deltas: HostDelta[] | undefined }> {
+  const scanning = scanLocal(root, input.path, input.rehash === true);
+  const deltas =
+    token === ''
+      ? undefined
+      : await planHosts(urls, token, input.module, input.path, scanning, settings, input.delete === true, say);
+  return { folder: await scanning, deltas };
+}
+
+/**
+ * Sends every planned host its delta at once (into its stage when `stageOf` names one), then keeps
+ * the digests the hosts confirmed and the files whose refresh is still pending.
+ */
+export async function pushHosts(
+  root: string,
+  folder: LocalFolder,
+  pending: PendingRefresh,
+  planned: readonly HostDelta[],
+  send: { token: string; module: string; settings: RequestSettings; concurrency?: number },
+  onDone: (result: PushResult, bytes: number) => void,
+  stageOf?: (url: string) => StageRoute,
+): Promise<PushResult[]> {
+  const noteSent = noteSentDigests(folder.files);
+  const results = (
+    await Promise.all(
+      planned.map((d) =>
+        pushPlan(
+          d.url,
+          send.token,
+          send.module,
+          d.plan!,
+          d.offer,
+          send.settings,
+          send.concurrency ?? 4,
+          (r, bytes) => {
+            noteSent(r);
+            onDone(r, bytes);
+          },
+          stageOf?.(d.url),
+        ),
+      ),
+    )
+  ).flat();
+  saveLocal(folder);
+  savePending(root, pending, results);
+  return results;
+}

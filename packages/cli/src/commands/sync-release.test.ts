@@ -42,6 +42,22 @@ const stagings = (h: { contracts: string }) => {
 };
 const read = (h: { hds: string }, rel: string) => fs.readFileSync(path.join(h.hds, rel), 'utf8');
 
+/** A pass-through in front of a host that notes each request line. */
+async function noting(h: TestHost): Promise<{ url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const proxy = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    const out = http.request(new URL(req.url!, h.url), { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode!, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(out);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`, seen };
+}
+
 describe('ack sync upload DIR --path P/ as a release', () => {
   it('stages the delta and switches once; a second push of the same tree sends nothing; --delete removes in the stage', async () => {
     const h = await host({ 'HDS/keep.html': 'k', 'HDS/old.js': 'o' });
@@ -115,19 +131,7 @@ describe('ack sync upload DIR --path P/ as a release', () => {
 
   it('sends the stage its files in batches, prefix-relative; a file past 1 MiB alone', async () => {
     const h = await host({ 'HDS/old.js': 'o', 'HDS/keep.html': 'k' });
-    // A pass-through in front of the host that notes each request line.
-    const seen: string[] = [];
-    const proxy = http.createServer((req, res) => {
-      seen.push(`${req.method} ${req.url}`);
-      const out = http.request(new URL(req.url!, h.url), { method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(res);
-      });
-      req.pipe(out);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
-    const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const { url, seen } = await noting(h);
     const big = 'b'.repeat(1024 * 1024 + 1);
     const dir = workDir(cleanups, { 'keep.html': 'k', 'a.html': 'a', 'sub/b.css': 'b', 'big.bin': big });
     const r = await upload(dir, [url], '--delete');
@@ -148,6 +152,18 @@ describe('ack sync upload DIR --path P/ as a release', () => {
     expect(read(h, 'sub/b.css')).toBe('b');
     expect(read(h, 'big.bin')).toBe(big);
     expect(fs.existsSync(path.join(h.hds, 'old.js'))).toBe(false);
+  });
+
+  it('a host without releases is listed once: the folder push asks for releases while it lists', async () => {
+    const plain = await host({ 'HDS/a.html': 'a' }, false);
+    const { url, seen } = await noting(plain);
+    const dir = workDir(cleanups, { 'a.html': 'a', 'b.html': 'b' });
+    const r = await upload(dir, [url]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`ack: ${url} has no releases: pushing file by file\n`);
+    expect(seen.filter((l) => l.startsWith('GET /wwwroot/api/sync/list'))).toHaveLength(1);
+    expect(seen.filter((l) => l.startsWith('GET /wwwroot/api/sync/releases'))).toHaveLength(1);
+    expect(fs.readFileSync(path.join(plain.hds, 'b.html'), 'utf8')).toBe('b');
   });
 
   it('a host without releases gets the file-by-file push, said in one line; --no-release forces it where releases exist', async () => {

@@ -94,8 +94,8 @@ async function uploadCommand(target: string, options: UploadOptions): Promise<nu
     // A folder under a prefix goes as a release where the hosts have them (docs/releases.md).
     if (options.release !== false && !options.dryRun && token !== '' && joinRemote(options.path, '') !== '') {
       const released = await releaseUpload(local, urls, { ...options, token, path: options.path! });
-      if (released !== undefined) return released;
-      return deltaUpload(local, urls, { ...options, releasesMissing: true });
+      if (typeof released === 'number') return released;
+      return deltaUpload(local, urls, { ...options, releasesMissing: true, planned: released.planned });
     }
     return deltaUpload(local, urls, options);
   }

@@ -6,7 +6,7 @@ import { requestSettings, type RemoteOptions } from './options.js';
 import { applyPending, loadPending } from './refresh-pending.js';
 import { applicationFolderHint } from './path-mapping.js';
 import { createProgress, formatBytes, plural } from './progress.js';
-import { planPush, pushHosts } from './push-hosts.js';
+import { planPush, pushHosts, type PlannedPush } from './push-hosts.js';
 
 export interface DeltaOptions extends RemoteOptions {
   module: string;
@@ -19,6 +19,8 @@ export interface DeltaOptions extends RemoteOptions {
   rehash?: boolean;
   /** A release push was tried and no host has releases: the push says so. */
   releasesMissing?: boolean;
+  /** The folder read and the hosts listed already (by the release push that found no releases). */
+  planned?: Promise<PlannedPush>;
 }
 
 const counts = (h: HostDelta) => ({
@@ -38,7 +40,7 @@ export async function deltaUpload(root: string, urls: string[], options: DeltaOp
   let settings = requestSettings(options);
   if (options.dryRun) settings = { ...settings, retry: { ...settings.retry, retries: 0 } };
   // The folder is read while the hosts' listings are on their way.
-  const read = await planPush(root, urls, token, options, settings, say);
+  const read = await (options.planned ?? planPush(root, urls, token, options, settings, say));
   const { folder } = read;
   let deltas = read.deltas;
   const files = folder.files;

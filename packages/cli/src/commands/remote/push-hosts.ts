@@ -18,6 +18,9 @@ export interface PushInput {
  * Reads the folder while the hosts' listings are on their way and plans each host's delta;
  * `deltas` is undefined without a token (nothing can be asked).
  */
+/** The local folder read and, with a token, each host's delta from its listing. */
+export type PlannedPush = { folder: LocalFolder; deltas: HostDelta[] | undefined };
+
 export async function planPush(
   root: string,
   urls: readonly string[],
@@ -25,7 +28,7 @@ export async function planPush(
   input: PushInput,
   settings: RequestSettings,
   say: (text: string) => void,
-): Promise<{ folder: LocalFolder; deltas: HostDelta[] | undefined }> {
+): Promise<PlannedPush> {
   const scanning = scanLocal(root, input.path, input.rehash === true);
   const deltas =
     token === ''

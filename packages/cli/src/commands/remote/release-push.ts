@@ -5,7 +5,7 @@ import { exitCodeFor, type Outcome } from './outcome.js';
 import { requestSettings, type RemoteOptions } from './options.js';
 import { joinRemote } from './path-mapping.js';
 import { plural } from './progress.js';
-import { planPush, pushHosts } from './push-hosts.js';
+import { planPush, pushHosts, type PlannedPush } from './push-hosts.js';
 import { applyPending, loadPending } from './refresh-pending.js';
 import {
   commitRelease,
@@ -45,15 +45,20 @@ interface HostRelease {
   error?: string;
 }
 
+/** No host has releases: the push goes file by file, with the folder read and listed already, if it was. */
+export interface FileByFile {
+  planned?: Promise<PlannedPush>;
+}
+
 /**
- * `ack sync upload DIR --path P/` to hosts with releases. Answers `undefined` when no host has the
- * release endpoints (the caller then pushes file by file, as before).
+ * `ack sync upload DIR --path P/` to hosts with releases: the exit code. Answers `FileByFile` when
+ * no host has the release endpoints (the caller then pushes file by file, as before).
  */
 export async function releaseUpload(
   root: string,
   urls: string[],
   options: ReleasePushOptions,
-): Promise<number | undefined> {
+): Promise<number | FileByFile> {
   const json = options.json === true;
   const say = (text: string) => !json && process.stderr.write(`ack: ${text}\n`);
   const settings = requestSettings(options);
@@ -65,11 +70,15 @@ export async function releaseUpload(
     prefix,
     settings,
   });
-  // Which hosts have releases, before the folder is read or listed: when none has, the push goes
-  // file by file, as before (the delta push says so for each host it can list).
+  // The folder is read and the hosts listed while they are asked whether they have releases (one
+  // round trip less on a no-op push). When none has, the push goes file by file with that listing,
+  // as before (the delta push says so for each host it can list).
+  const planned = planPush(root, urls, options.token, options, settings, say);
+  // Awaited below, or by the file-by-file push: never a rejection left unhandled meanwhile.
+  planned.catch(() => undefined);
   const probes = await Promise.all(urls.map((url) => listReleases(target(url))));
-  if (probes.every(noReleases)) return undefined;
-  const { folder, deltas: listed } = await planPush(root, urls, options.token, options, settings, say);
+  if (probes.every(noReleases)) return { planned };
+  const { folder, deltas: listed } = await planned;
   const deltas = listed ?? [];
   // Files stored by a push before whose refresh failed go again (docs/sync.md "Refresh failures").
   const pending = loadPending(root);
@@ -95,7 +104,7 @@ export async function releaseUpload(
   const staged = await Promise.all(busy.map((d) => stageRelease(target(d.url), releaseId)));
   if (staged.every(noReleases)) {
     say(`${busy.map((d) => d.url).join(', ')} ${busy.length === 1 ? 'has' : 'have'} no releases: pushing file by file`);
-    return undefined;
+    return {};
   }
   const ids = new Map<string, string>();
   // A host staged under another id than asked (not an ack host of this kind) counts as refused.

@@ -56,7 +56,18 @@ describe('a screen of release 1 open in Chromium while release 2 goes live', () 
     const hds = path.join(home.home, 'contracts', 'wwwroot', 'HDS');
     const push = (files: Record<string, string>) =>
       runAck(
-        ['sync', 'upload', workDir(cleanups, files), '--module', 'wwwroot', '--path', 'HDS/', '--url', host.url, '--delete'],
+        [
+          'sync',
+          'upload',
+          workDir(cleanups, files),
+          '--module',
+          'wwwroot',
+          '--path',
+          'HDS/',
+          '--url',
+          host.url,
+          '--delete',
+        ],
         { env: { ACK_SYNC_TOKEN: TOKEN, ACK_URL: '' } },
       );
 
@@ -87,8 +98,7 @@ describe('a screen of release 1 open in Chromium while release 2 goes live', () 
     expect(await page.textContent('#out')).toBe('lazy script of release 1');
 
     // Once the grace is over, a fresh request (not from the browser's cache) is 404.
-    const status = () =>
-      page.evaluate(async () => (await fetch('./lazy.js', { cache: 'no-store' })).status);
+    const status = () => page.evaluate(async () => (await fetch('./lazy.js', { cache: 'no-store' })).status);
     await waitFor(async () => (await status()) === 404, {
       timeout: (GRACE_SECONDS + 15) * 1000,
       interval: 250,

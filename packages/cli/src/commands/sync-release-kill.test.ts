@@ -81,7 +81,6 @@ describe('ack serve killed during release pushes', () => {
     await pushRelease(served.url, tree('m1'));
     const window = (Date.now() - t0) * 0.8;
     let live = 'm1';
-    const started = Date.now();
     const outcomes: boolean[] = [];
     for (let i = 2; i < ITERATIONS + 2; i++) {
       const marker = `m${i}`;

@@ -21,8 +21,7 @@ const FILES = 500;
 const PER_PASS = 4; // requests in flight per pass: small, so that a pass stays short on a loaded machine
 const cleanups = useCleanups();
 const names = Array.from({ length: FILES }, (_, i) => `s${String(i % 10)}/f${String(i).padStart(3, '0')}.html`);
-const tree = (marker: string) =>
-  Object.fromEntries(names.map((n) => [n, `<p data-release="${marker}">${n}</p>\n`]));
+const tree = (marker: string) => Object.fromEntries(names.map((n) => [n, `<p data-release="${marker}">${n}</p>\n`]));
 const markerOf = (body: string) => /data-release="([^"]+)"/.exec(body)?.[1] ?? `unreadable: ${body.slice(0, 80)}`;
 
 interface Answer {
@@ -166,9 +165,9 @@ describe('readers of a release prefix across 20 switches, ack serve --workers 2'
       await pushRelease(served.url, tree('r2'));
       switches++;
       await aPassAfterSwitch();
-      const listed = (await (
-        await fetch(`${api}/?moduleName=wwwroot&path=HDS/`, { headers: releaseAuth })
-      ).json()) as { releases: Array<{ id: string }> };
+      const listed = (await (await fetch(`${api}/?moduleName=wwwroot&path=HDS/`, { headers: releaseAuth })).json()) as {
+        releases: Array<{ id: string }>;
+      };
       const ids = listed.releases.map((r) => r.id).reverse(); // oldest first: r0, r1, r2
       expect(ids).toHaveLength(3);
       // Switches 2 to 20 through the host's rollback endpoint, cycling r0, r1, r2 from r2 live.
@@ -192,7 +191,10 @@ describe('readers of a release prefix across 20 switches, ack serve --workers 2'
     for (const r of readers) {
       expect(r.passes.every((p) => p.to >= 0)).toBe(true);
       const mixed = r.passes.filter((p) => p.releases.size !== 1 || p.markers.size !== 1);
-      expect(mixed.map((p) => [...p.releases, ...p.markers]), `${r.name}: passes that mixed releases`).toEqual([]);
+      expect(
+        mixed.map((p) => [...p.releases, ...p.markers]),
+        `${r.name}: passes that mixed releases`,
+      ).toEqual([]);
       expect(new Set(r.passes.flatMap((p) => [...p.statuses])), r.name).toEqual(new Set([200]));
       expect(new Set(r.passes.flatMap((p) => [...p.markers])).size, `${r.name}: releases seen`).toBeGreaterThan(1);
     }

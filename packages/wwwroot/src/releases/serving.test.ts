@@ -113,7 +113,9 @@ describe('serving a release prefix', () => {
   it('serves the adopted release between the two renames of an adoption, when the link is not there yet', async () => {
     const host = await start();
     const r1 = await release(host, { 'page.html': 'one' });
-    const adopted = (await api(host, '/', { path: 'HDS/' }).then((r) => r.json())) as { releases: Array<{ id: string }> };
+    const adopted = (await api(host, '/', { path: 'HDS/' }).then((r) => r.json())) as {
+      releases: Array<{ id: string }>;
+    };
     const first = adopted.releases.at(-1)!.id;
     // The disk as an adoption leaves it between its renames: one release with its manifest, no link.
     const home = path.join(host.contracts, '.ack-releases', 'HDS');

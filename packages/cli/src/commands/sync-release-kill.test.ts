@@ -12,8 +12,9 @@ import { startAckServe, type ServingAck } from '../test-support/spawn-ack.js';
 // and no stage or note of a stage is left under `.ack-releases`. Each push is a release of 20
 // files that all carry its marker.
 //
-// ITERATIONS: one iteration is a push cut short plus a host start, about 2.1 s on a loaded 2-core
-// machine (measured 2026-11-29), so the run is kept to the 40 that fit in about 90 s rather than 50.
+// ITERATIONS: one iteration is a push cut short plus a host start: 0.9 s on a quiet 2-core machine,
+// 1.7 to 2.1 s on a loaded one (measured 2026-11-29), so the run is kept to the 40 that fit in about
+// 90 s when loaded rather than 50.
 
 const SEED = 20261129;
 const ITERATIONS = 40;

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { recoverReleases } from './releases/stores.js';
 import type { AckModuleFactory, ModuleContributions } from '@ack/host';
 import { parseWwwrootSettings } from './settings/module-settings.js';
 import type { WwwrootRuntime } from './runtime.js';
@@ -21,7 +22,7 @@ export { wwwrootProblems } from './problem-codes.js';
  * dev sign-in, index helper and htmx APIs under `/wwwroot/api`; contract screens and the static
  * root in the static phase; in development, the live-reload socket.
  */
-export const wwwrootModule: AckModuleFactory = (ctx) => {
+export const wwwrootModule: AckModuleFactory = async (ctx) => {
   const settings = parseWwwrootSettings(ctx);
   for (const warning of settings.warnings) ctx.logger.warn(warning);
   if (!fs.existsSync(settings.wwwrootBasePath)) {
@@ -30,6 +31,9 @@ export const wwwrootModule: AckModuleFactory = (ctx) => {
     );
   }
   const runtime: WwwrootRuntime = { ctx, settings };
+  // Releases a host left mid-push are made whole before the first request is served, not during
+  // the first requests (docs/releases.md "Crash safety").
+  if (settings.releasesEnabled) await recoverReleases(runtime);
   // One serving engine for the shared files, contract screens and the static root: a file served
   // under two URLs is held once, and one contract change drops it for all.
   const engine = createServingEngine(runtime);

@@ -163,3 +163,37 @@ describe('sync releases over HTTP', () => {
     expect((await api(host, '/live', { moduleName: 'nope' })).status).toBe(400);
   });
 });
+
+describe('a start after a crash', () => {
+  it('has removed the stage a host died with, and put back a missing link, before it serves', async () => {
+    // The disk as a host killed mid-push leaves it: a release without its link, a stage and its notes.
+    const id = 'r-20261128T213823123Z-1a2b';
+    const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+      'modules/wwwroot/module.json': {
+        ModuleID: 'wwwroot',
+        ModuleConfig: { FileSyncTokens: [TOKEN], IsEnabledReleases: true },
+      },
+      [`contracts/wwwroot/.ack-releases/HDS/${id}/page.html`]: '<p>one</p>',
+      [`contracts/wwwroot/.ack-releases/HDS/${id}.json`]: {
+        id,
+        prefix: 'HDS/',
+        time: '2026-11-28T21:38:23.123Z',
+        by: 'test',
+        files: 1,
+        bytes: 10,
+        digest: 'sha256:0',
+        edits: [],
+      },
+      'contracts/wwwroot/.ack-releases/HDS/r-20261128T213900000Z-9f00.staging/page.html': '<p>half</p>',
+      'contracts/wwwroot/.ack-releases/HDS/.r-20261128T213900000Z-9f00.by': 'test',
+      'contracts/wwwroot/.ack-releases/HDS/.r-20261128T213900000Z-9f00.base': id,
+    });
+    const host = await hosts.start(home, { wwwroot: wwwrootModule });
+    const releases = path.join(home.home, 'contracts', 'wwwroot', '.ack-releases', 'HDS');
+    // Checked at once, before any request: the start waited for the recovery.
+    expect(fs.readdirSync(releases).sort()).toEqual([id, `${id}.json`]);
+    expect(fs.readlinkSync(path.join(home.home, 'contracts', 'wwwroot', 'HDS'))).toBe(`.ack-releases/HDS/${id}`);
+    const r = await fetch(`${host.url}/view/page.html`);
+    expect([r.status, r.headers.get('ack-release'), await r.text()]).toEqual([200, id, '<p>one</p>']);
+  });
+});

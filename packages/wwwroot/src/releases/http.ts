@@ -4,7 +4,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import express, { type Router } from 'express';
 import { ProblemError, type UploadFlow } from '@ack/host';
-import { CONTRACT_TYPES } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
 import { tokenFromAuthorization } from '../sync/basic-token.js';
 import { contractFolderOf } from '../sync/module-folders.js';
@@ -13,7 +12,7 @@ import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
 import { ReleaseError, type ReleaseManifest, type ReleaseStore, type SwitchTimings } from './store.js';
 import { liveId } from './layout.js';
 import { refreshModule } from '../sync/refresh.js';
-import { releaseStoreOf } from './stores.js';
+import { recoverReleases, releaseStoreOf } from './stores.js';
 
 // The thin HTTP adapter of the release store, under `/wwwroot/api/sync/releases` behind the sync
 // token (docs/wire-formats.md "Sync releases"). Every refusal is problem+json.
@@ -27,15 +26,8 @@ export function tokenFingerprint(authorization: string | undefined): string {
 export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): Router {
   const router = express.Router();
   const storeOf = (folder: string) => releaseStoreOf(runtime, folder);
-  // At start: staging debris of a host that died is removed, every prefix left on one release;
-  // release requests wait for it, or it could remove a stage they just began.
-  const recovered = (async () => {
-    const folders = new Set(await Promise.all(CONTRACT_TYPES.map((m) => contractFolderOf(runtime, m))));
-    for (const f of folders)
-      await storeOf(f)
-        .recover()
-        .catch(() => undefined);
-  })().catch(() => undefined);
+  // Release requests wait for the start's recovery (docs/releases.md "Crash safety").
+  const recovered = recoverReleases(runtime);
 
   /** The store and prefix a request names: `moduleName` and `path` in the query. */
   const target = async (req: express.Request) => {

@@ -110,6 +110,21 @@ describe('serving a release prefix', () => {
     expect(await get(host, 'page.html')).toEqual({ status: 200, release: r2, body: 'two' });
   });
 
+  it('serves the adopted release between the two renames of an adoption, when the link is not there yet', async () => {
+    const host = await start();
+    const r1 = await release(host, { 'page.html': 'one' });
+    const adopted = (await api(host, '/', { path: 'HDS/' }).then((r) => r.json())) as {
+      releases: Array<{ id: string }>;
+    };
+    const first = adopted.releases.at(-1)!.id;
+    // The disk as an adoption leaves it between its renames: one release with its manifest, no link.
+    const home = path.join(host.contracts, '.ack-releases', 'HDS');
+    fs.rmSync(path.join(home, r1), { recursive: true });
+    fs.rmSync(path.join(home, `${r1}.json`));
+    fs.rmSync(path.join(host.contracts, 'HDS'));
+    expect(await get(host, 'page.html')).toEqual({ status: 200, release: first, body: '<p>adopted</p>' });
+  });
+
   it('leaves answers outside a release prefix without ack-release', async () => {
     const host = await start();
     await release(host, { 'page.html': 'one' });

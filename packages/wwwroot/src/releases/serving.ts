@@ -71,8 +71,12 @@ export function withReleases(options: ReleaseServingOptions, folders: RawHandler
     let live: string;
     try {
       live = path.basename(fs.readlinkSync(p.link));
-    } catch {
-      return folders(req, res, next);
+    } catch (err) {
+      // Between the two renames of an adoption the prefix has no link yet and one release with
+      // its manifest stands alone: that one is live (docs/releases.md "The switch"), not a 404.
+      const alone = (err as NodeJS.ErrnoException).code === 'ENOENT' ? loneRelease(p.home) : null;
+      if (!alone) return folders(req, res, next);
+      live = alone;
     }
     const inside = full.slice(segs.length);
     const wanted = firstHeader(req.headers['ack-release']);
@@ -108,6 +112,20 @@ export function withReleases(options: ReleaseServingOptions, folders: RawHandler
 }
 
 const firstHeader = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.trim();
+
+/** The one release with a manifest under a prefix's home, or null when there are none or several. */
+function loneRelease(home: string): string | null {
+  let names: fs.Dirent[];
+  try {
+    names = fs.readdirSync(home, { withFileTypes: true });
+  } catch {
+    return null;
+  }
+  const released = names.filter(
+    (d) => d.isDirectory() && isReleaseId(d.name) && names.some((m) => m.name === `${d.name}.json`),
+  );
+  return released.length === 1 ? released[0]!.name : null;
+}
 
 function isFolder(dir: string): boolean {
   return fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;

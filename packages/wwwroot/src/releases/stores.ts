@@ -1,4 +1,6 @@
+import { CONTRACT_TYPES } from '@ack/host/serving';
 import type { WwwrootRuntime } from '../runtime.js';
+import { contractFolderOf } from '../sync/module-folders.js';
 import { ReleaseStore } from './store.js';
 
 // One release store per contract folder, shared by the release endpoints and the static server,
@@ -15,4 +17,27 @@ export function releaseStoreOf(runtime: WwwrootRuntime, contractDir: string): Re
     stores.set(contractDir, (s = new ReleaseStore({ contractDir, keep, graceMs: graceSeconds * 1000 })));
   }
   return s;
+}
+
+const recoveries = new WeakMap<WwwrootRuntime, Promise<void>>();
+
+/**
+ * Recovery of every contract folder's releases (debris of a host that died removed, every prefix
+ * on one whole release: docs/releases.md "Crash safety"), run once per module start. The module
+ * waits for it before the host listens, and release requests wait for it too, or they could race
+ * a removal of the stage they just began.
+ */
+export function recoverReleases(runtime: WwwrootRuntime): Promise<void> {
+  let r = recoveries.get(runtime);
+  if (!r) {
+    r = (async () => {
+      const folders = new Set(await Promise.all(CONTRACT_TYPES.map((m) => contractFolderOf(runtime, m))));
+      for (const f of folders)
+        await releaseStoreOf(runtime, f)
+          .recover()
+          .catch(() => undefined);
+    })().catch(() => undefined);
+    recoveries.set(runtime, r);
+  }
+  return r;
 }

@@ -14,6 +14,7 @@ import { parseTimeSpanMs } from './settings/time-span.js';
 import { createRevocationList, createSignInService, type SignInService } from './sign-in/index.js';
 import { createInvalidationBus, describeInvalidation, type InvalidationBus } from './cluster/invalidation.js';
 import { UploadFlow } from './uploads/upload-flow.js';
+import { joinsServingPeers } from './cluster/peers.js';
 import { createBodyReaders } from './http/read-body.js';
 
 export interface HostServiceInputs {
@@ -79,6 +80,7 @@ export function createHostServices(inputs: HostServiceInputs): BuiltHostServices
     selfUrl: inputs.selfUrl,
     keys,
     createRouter: () => express.Router(),
+    startsBesidePeers: joinsServingPeers(),
     loadedModules: () => inputs.modules().map((m) => m.id),
     signIn: countSignIns(createSignInService(settings, keys, logger.child('sign-in'), revocations), inputs.counters),
     accessChecks,

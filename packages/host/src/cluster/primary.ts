@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isInvalidateMessage } from './invalidation.js';
 import { createMetricsAggregator } from './metrics.js';
+import { workerEnv } from './peers.js';
 import { createStatusGatherer } from '../status/index.js';
 
 /**
@@ -102,7 +103,11 @@ export class Primary {
     fs.writeFileSync(this.options.pidFile, `${process.pid}\n`);
     this.options.log(`primary ${process.pid}: starting ${this.options.workers} workers`);
     try {
-      await Promise.all(this.slots.map((slot) => this.startIn(slot)));
+      // The first worker alone, then the others beside it: only a worker that starts with no peer
+      // serving cleans up what a stopped host left unfinished (docs/scale-out.md "Start-up work").
+      const [first, ...others] = this.slots;
+      await this.startIn(first!);
+      await Promise.all(others.map((slot) => this.startIn(slot)));
     } catch (err) {
       if (this.stopping) return; // stopped while starting: the workers still starting were ended on purpose
       throw err;
@@ -218,7 +223,7 @@ export class Primary {
 
   /** Forks one worker; resolves once all its listeners are open, rejects if it exits first. */
   private fork(): Promise<Worker> {
-    const worker = cluster.fork();
+    const worker = cluster.fork(workerEnv(this.workerPids.length > 0));
     this.workers.add(worker);
     let ready: () => void = () => {};
     worker.on('message', (message: unknown) => {

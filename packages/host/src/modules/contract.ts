@@ -171,6 +171,13 @@ export interface HostServices {
   keys: Keyring;
   /** A new Express router (so a module in its own folder needs no Express of its own). */
   createRouter(): Router;
+  /**
+   * True when this process starts beside peers already serving the same home (a worker after the
+   * first of `ack serve --workers N`, or of a rolling restart): start-up clean-up of unfinished work
+   * must then be left alone, since that work may be a peer's in progress (docs/scale-out.md
+   * "Start-up work").
+   */
+  startsBesidePeers: boolean;
   /** Ids of the modules that loaded, in load order. */
   loadedModules(): readonly string[];
   /**

@@ -23,12 +23,16 @@ const recoveries = new WeakMap<WwwrootRuntime, Promise<void>>();
 
 /**
  * Recovery of every contract folder's releases (debris of a host that died removed, every prefix
- * on one whole release: docs/releases.md "Crash safety"), run once per module start. The module
+ * on one whole release: docs/releases.md "Crash safety"), run once per module start, and only in
+ * a process that starts with no peer serving the same home (docs/scale-out.md "Start-up work"). The module
  * waits for it before the host listens, and release requests wait for it too, or they could race
  * a removal of the stage they just began.
  */
 export function recoverReleases(runtime: WwwrootRuntime): Promise<void> {
   let r = recoveries.get(runtime);
+  // Beside peers already serving, what looks unfinished (a stage, a missing link) may be a peer's
+  // push or switch in progress: the first worker recovered before any served.
+  if (!r && runtime.ctx.host.startsBesidePeers) recoveries.set(runtime, (r = Promise.resolve()));
   if (!r) {
     r = (async () => {
       const folders = new Set(await Promise.all(CONTRACT_TYPES.map((m) => contractFolderOf(runtime, m))));

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -72,6 +73,44 @@ describe('the edges of staging a batch', () => {
       await flushing;
       expect(sixteen.every((f) => (f as { unflushed?: boolean }).unflushed === false)).toBe(true);
     } else await expect(flushing).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('leaves no temporary file, no folder it made and no open file when a write fails', async () => {
+    // A file size limit on this process (as a quota or a full disk would) fails the write after
+    // its first bytes (EFBIG; Node ignores the signal that comes with it).
+    const fsize = (value: string) => execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${value}`]);
+    const soft = execFileSync('prlimit', [
+      '--pid',
+      String(process.pid),
+      '--fsize',
+      '--raw',
+      '--noheadings',
+      '--output=SOFT',
+    ])
+      .toString()
+      .trim();
+    // Files this process holds open in the test's folder (a removed one shows as `... (deleted)`).
+    const openHere = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+        } catch {
+          return false; // the listing's own descriptor, closed meanwhile
+        }
+      });
+    const data = Buffer.alloc(100 * 1024, 5);
+    fsize(`${64 * 1024}:`);
+    try {
+      const staging = stageUnflushed(path.join(dir, 'new', 'deeper'), Readable.from([data]));
+      await expect(staging).rejects.toMatchObject({ code: 'EFBIG' });
+    } finally {
+      fsize(`${soft}:`);
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(openHere()).toEqual([]);
+    // The neighbour under no limit is staged whole.
+    const staged = await stageUnflushed(path.join(dir, 'new'), Readable.from([data]));
+    expect(fs.readFileSync(staged.tempPath).equals(data)).toBe(true);
   });
 
   it('falls back to flushing file by file when the folders do not fit on a command line', async () => {

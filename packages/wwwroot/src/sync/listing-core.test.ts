@@ -222,6 +222,28 @@ describe('the listing walk, in process', () => {
     fs.mkdirSync(path.join(root, 'empty'));
     expect(paths(await walk())).toEqual(expected);
   });
+  it('lists a prefix linked to its live release as that folder, never the release store itself', async () => {
+    // docs/releases.md "Layout on disk": `HDS -> .ack-releases/HDS/<release>`, manifests beside.
+    put({
+      'a.txt': 'a',
+      '.ack-releases/HDS/r-1/SYS/SYS010.html': 'sys',
+      '.ack-releases/HDS/r-1/index.html': 'index',
+      '.ack-releases/HDS/r-1.json': '{}',
+      '.ack-releases/HDS/r-0/old.html': 'old',
+      'sub/.ack-releases/kept.txt': 'kept',
+    });
+    fs.symlinkSync(path.join('.ack-releases', 'HDS', 'r-1'), path.join(root, 'HDS'));
+    // A link to a file of the store is a file like any other; a link to a folder outside it is not entered.
+    fs.symlinkSync(path.join('.ack-releases', 'HDS', 'r-1.json'), path.join(root, 'manifest'));
+    fs.symlinkSync('sub', path.join(root, 'other'));
+    const expected = ['HDS/SYS/SYS010.html', 'HDS/index.html', 'a.txt', 'manifest', 'sub/.ack-releases/kept.txt'];
+    expect(paths(await walk())).toEqual(expected);
+    const res = new Collected();
+    await list(res);
+    expect(res.lines().map((l) => l.path ?? l.done)).toEqual([...expected, true]);
+    // From the link itself, its files under its name.
+    expect(paths(await walk(path.join(root, 'HDS')))).toEqual(['HDS/SYS/SYS010.html', 'HDS/index.html']);
+  });
 });
 
 describe('the listing stream, in process', () => {

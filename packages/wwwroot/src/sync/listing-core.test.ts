@@ -198,6 +198,19 @@ describe('the listing walk, in process', () => {
     expect(seen).toEqual(['a.txt', 'b/one', 'd/undefined', 'e.txt']);
   });
 
+  it('reads a folder once: files added while its slices are walked never make a file listed twice', async () => {
+    const names = Array.from({ length: 300 }, (_, i) => `f${String(i).padStart(4, '0')}`);
+    for (const n of names) fs.writeFileSync(path.join(root, n), n);
+    const seen: string[] = [];
+    for await (const s of walkContained(root, root)) {
+      // After the first slice, names that sort before, among and after those still to come.
+      if (seen.length === 0) put({ a0: 'a', f0260b: 'b', z9: 'z' });
+      seen.push(...s.names);
+    }
+    // Each once, in order, as the folder was when the walk read it (the next listing has the rest).
+    expect(seen).toEqual(names);
+  });
+
   it('names nothing when the start is neither a file nor a folder', async () => {
     const socket = net.createServer();
     await new Promise<void>((resolve) => socket.listen(path.join(root, 'pipe'), resolve));

@@ -13,11 +13,29 @@ import { isTemporaryFileName, type StagedFile } from './safe-write.js';
 // the files are made durable with one flush of their file system (docs/reliability.md
 // "Mutation testing" lists what these tests kill).
 
+/** Sets this process's file size limit (soft; `prlimit` from util-linux). */
+const fileSizeLimit = (soft: string) =>
+  execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${soft}:`], { stdio: 'ignore' });
+/** The limit before the tests, put back after each even when one never ends (same process, other tests). */
+const softLimit = execFileSync('prlimit', [
+  '--pid',
+  String(process.pid),
+  '--fsize',
+  '--raw',
+  '--noheadings',
+  '--output=SOFT',
+])
+  .toString()
+  .trim();
+
 let dir: string;
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-batch-edges-'));
 });
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  fileSizeLimit(softLimit);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 const temps = () =>
   fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => isTemporaryFileName(path.basename(f)));
@@ -78,17 +96,6 @@ describe('the edges of staging a batch', () => {
   it('leaves no temporary file, no folder it made and no open file when a write fails', async () => {
     // A file size limit on this process (as a quota or a full disk would) fails the write after
     // its first bytes (EFBIG; Node ignores the signal that comes with it).
-    const fsize = (value: string) => execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${value}`]);
-    const soft = execFileSync('prlimit', [
-      '--pid',
-      String(process.pid),
-      '--fsize',
-      '--raw',
-      '--noheadings',
-      '--output=SOFT',
-    ])
-      .toString()
-      .trim();
     // Files this process holds open in the test's folder (a removed one shows as `... (deleted)`).
     const openHere = () =>
       fs.readdirSync('/proc/self/fd').filter((fd) => {
@@ -99,12 +106,12 @@ describe('the edges of staging a batch', () => {
         }
       });
     const data = Buffer.alloc(100 * 1024, 5);
-    fsize(`${64 * 1024}:`);
+    fileSizeLimit(`${64 * 1024}`);
     try {
       const staging = stageUnflushed(path.join(dir, 'new', 'deeper'), Readable.from([data]));
       await expect(staging).rejects.toMatchObject({ code: 'EFBIG' });
     } finally {
-      fsize(`${soft}:`);
+      fileSizeLimit(softLimit);
     }
     expect(fs.readdirSync(dir)).toEqual([]);
     expect(openHere()).toEqual([]);

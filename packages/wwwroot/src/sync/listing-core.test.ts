@@ -352,7 +352,8 @@ describe('the listing stream, in process', () => {
     })(0, 1024);
     stuck.on('error', () => {});
     const before = { drain: stuck.listenerCount('drain'), close: stuck.listenerCount('close') };
-    setTimeout(() => stuck.destroy(), 50);
+    // Gone while the listing waits for a drain (not before: then it would not be waiting).
+    stuck.on('newListener', (event) => event === 'drain' && setImmediate(() => stuck.destroy()));
     await expect(list(stuck)).rejects.toThrow('client gone');
     expect(stuck.listenerCount('drain')).toBe(before.drain);
     // A reader that keeps up: every wait's listeners are taken off again.

@@ -114,10 +114,11 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
     at: number;
   }
   const ahead = new Map<string, Promise<fs.Dirent[]>>();
-  /** Starts reading the next folder of `folder` (from where it has come) if not started yet. */
-  const readAhead = ({ dir, entries = [], at }: Folder) => {
-    while (at < entries.length && !entries[at]!.isDirectory()) at++;
-    const next = at < entries.length ? childOf(dir, entries[at]!.name) : undefined;
+  /** Starts reading the next folder of an entered `folder`, from where it has come, if not started yet. */
+  const readAhead = ({ dir, entries, at }: Folder) => {
+    const list = entries!;
+    while (at < list.length && !list[at]!.isDirectory()) at++;
+    const next = at < list.length ? childOf(dir, list[at]!.name) : undefined;
     if (next !== undefined && !ahead.has(next)) ahead.set(next, readFolder(next));
   };
   const stack: Folder[] = [{ dir: absoluteStart, base: relativeStart === '' ? '' : `${relativeStart}/`, at: 0 }];

@@ -75,19 +75,16 @@ export function stageUnflushed(
   const run = () => gathered(dir, source, stageOptions).finally(() => gate.leave());
   // With a free place the part is listened to at once, before it can end or fail unheard.
   if (gate.tryEnter()) return run();
-  return gate.wait().then(() => {
-    if (!source.destroyed) return run();
-    // The form failed while this file waited: its part will never end.
-    gate.leave();
-    throw partCut();
-  });
+  // A part whose form failed while it waited is refused by `gathered` (it is destroyed).
+  return gate.wait().then(run);
 }
 
 const partCut = () => new Error('The file part ended before its end.');
 
 function gathered(dir: string, source: Readable, options: StageOptions & { nameHint?: string }): Promise<StagedFile> {
   const limit = options.maxBytes ?? Infinity;
-  // Gone already (the client left while the target was resolved): no 'end' or 'error' will come.
+  // Gone already (the client left while the target was resolved, or the form failed while the file
+  // waited for the gate): no 'end', 'error' or 'close' will come.
   if (source.destroyed) return Promise.reject(partCut());
   return new Promise<StagedFile>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -163,20 +160,9 @@ async function writeWhole(
   const staged: StagedInternal = { tempPath, bytes, sha256: hash.digest('hex'), createdDir, unflushed: true };
   let open = true;
   try {
-    let rest = chunks;
-    while (rest.length > 0) {
-      let written = await call<number>((cb) => fs.writev(fd, rest, null, cb));
-      // A short write (rare on a regular file) goes on where it stopped.
-      const next: Buffer[] = [];
-      for (const chunk of rest) {
-        if (written >= chunk.length) written -= chunk.length;
-        else {
-          next.push(written > 0 ? chunk.subarray(written) : chunk);
-          written = 0;
-        }
-      }
-      rest = next;
-    }
+    // `writeFile` on a descriptor goes on after a short write (a disk filling up mid-write) until
+    // the whole file is written or the write fails with the reason.
+    await call<void>((cb) => fs.writeFile(fd, Buffer.concat(chunks), (err) => cb(err, undefined)));
     open = false;
     await call<void>((cb) => fs.close(fd, (err) => cb(err, undefined)));
   } catch (err) {
@@ -196,7 +182,6 @@ async function writeWhole(
  */
 export async function flushStaged(files: ReadonlyArray<StagedFile | undefined>): Promise<void> {
   const pending = files.filter((f): f is StagedInternal => !!f && (f as StagedInternal).unflushed === true);
-  if (pending.length === 0) return;
   const flushed =
     pending.length >= FILE_SYSTEM_FLUSH_FROM &&
     (await flushFileSystems([...new Set(pending.map((f) => path.dirname(f.tempPath)))]));
@@ -205,7 +190,8 @@ export async function flushStaged(files: ReadonlyArray<StagedFile | undefined>):
     const worker = async () => {
       while (next < pending.length) await flushFile(pending[next++]!.tempPath);
     };
-    await Promise.all(Array.from({ length: Math.min(FLUSH_CONCURRENCY, pending.length) }, worker));
+    // A worker with no file left to take ends at once.
+    await Promise.all(Array.from({ length: FLUSH_CONCURRENCY }, worker));
   }
   for (const file of pending) file.unflushed = false;
 }

@@ -198,6 +198,19 @@ describe('the listing walk, in process', () => {
     expect(seen).toEqual(['a.txt', 'b/one', 'd/undefined', 'e.txt']);
   });
 
+  it('reads a folder once: files added while its slices are walked never make a file listed twice', async () => {
+    const names = Array.from({ length: 300 }, (_, i) => `f${String(i).padStart(4, '0')}`);
+    for (const n of names) fs.writeFileSync(path.join(root, n), n);
+    const seen: string[] = [];
+    for await (const s of walkContained(root, root)) {
+      // After the first slice, names that sort before, among and after those still to come.
+      if (seen.length === 0) put({ a0: 'a', f0260b: 'b', z9: 'z' });
+      seen.push(...s.names);
+    }
+    // Each once, in order, as the folder was when the walk read it (the next listing has the rest).
+    expect(seen).toEqual(names);
+  });
+
   it('names nothing when the start is neither a file nor a folder', async () => {
     const socket = net.createServer();
     await new Promise<void>((resolve) => socket.listen(path.join(root, 'pipe'), resolve));
@@ -221,6 +234,28 @@ describe('the listing walk, in process', () => {
     put(files);
     fs.mkdirSync(path.join(root, 'empty'));
     expect(paths(await walk())).toEqual(expected);
+  });
+  it('lists a prefix linked to its live release as that folder, never the release store itself', async () => {
+    // docs/releases.md "Layout on disk": `HDS -> .ack-releases/HDS/<release>`, manifests beside.
+    put({
+      'a.txt': 'a',
+      '.ack-releases/HDS/r-1/SYS/SYS010.html': 'sys',
+      '.ack-releases/HDS/r-1/index.html': 'index',
+      '.ack-releases/HDS/r-1.json': '{}',
+      '.ack-releases/HDS/r-0/old.html': 'old',
+      'sub/.ack-releases/kept.txt': 'kept',
+    });
+    fs.symlinkSync(path.join('.ack-releases', 'HDS', 'r-1'), path.join(root, 'HDS'));
+    // A link to a file of the store is a file like any other; a link to a folder outside it is not entered.
+    fs.symlinkSync(path.join('.ack-releases', 'HDS', 'r-1.json'), path.join(root, 'manifest'));
+    fs.symlinkSync('sub', path.join(root, 'other'));
+    const expected = ['HDS/SYS/SYS010.html', 'HDS/index.html', 'a.txt', 'manifest', 'sub/.ack-releases/kept.txt'];
+    expect(paths(await walk())).toEqual(expected);
+    const res = new Collected();
+    await list(res);
+    expect(res.lines().map((l) => l.path ?? l.done)).toEqual([...expected, true]);
+    // From the link itself, its files under its name.
+    expect(paths(await walk(path.join(root, 'HDS')))).toEqual(['HDS/SYS/SYS010.html', 'HDS/index.html']);
   });
 });
 
@@ -317,7 +352,8 @@ describe('the listing stream, in process', () => {
     })(0, 1024);
     stuck.on('error', () => {});
     const before = { drain: stuck.listenerCount('drain'), close: stuck.listenerCount('close') };
-    setTimeout(() => stuck.destroy(), 50);
+    // Gone while the listing waits for a drain (not before: then it would not be waiting).
+    stuck.on('newListener', (event) => event === 'drain' && setImmediate(() => stuck.destroy()));
     await expect(list(stuck)).rejects.toThrow('client gone');
     expect(stuck.listenerCount('drain')).toBe(before.drain);
     // A reader that keeps up: every wait's listeners are taken off again.

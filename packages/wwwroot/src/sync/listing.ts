@@ -12,8 +12,8 @@ const FACTS_SLICE = 256;
 /** Lines are sent in chunks of about this size rather than one write each. */
 const CHUNK_BYTES = 64 * 1024;
 
-/** A file's facts to the nanosecond; a file gone since its folder was read is no error. */
-const FACTS = { bigint: true, throwIfNoEntry: false } as const;
+/** A file's facts to the nanosecond. */
+const FACTS = { bigint: true } as const;
 
 /** True when `real` is `root` or inside it (both real paths). */
 const inside = (root: string, real: string) => real === root || real.startsWith(root + path.sep);
@@ -79,10 +79,11 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
     try {
       if (isLink && !inside(realRoot, fs.realpathSync(absolute))) return undefined;
       const stat = fs.statSync(absolute, FACTS);
-      return stat?.isFile() ? stat : undefined;
+      if (stat.isFile()) return stat;
     } catch {
-      return undefined;
+      // Gone since its folder was read, or a link that leads nowhere: not listed, no error.
     }
+    return undefined;
   };
 
   const top = await fs.promises.lstat(start).catch(() => undefined);
@@ -113,10 +114,11 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
     at: number;
   }
   const ahead = new Map<string, Promise<fs.Dirent[]>>();
-  /** Starts reading the next folder of `folder` (from where it has come) if not started yet. */
-  const readAhead = ({ dir, entries = [], at }: Folder) => {
-    while (at < entries.length && !entries[at]!.isDirectory()) at++;
-    const next = at < entries.length ? childOf(dir, entries[at]!.name) : undefined;
+  /** Starts reading the next folder of an entered `folder`, from where it has come, if not started yet. */
+  const readAhead = ({ dir, entries, at }: Folder) => {
+    const list = entries!;
+    while (at < list.length && !list[at]!.isDirectory()) at++;
+    const next = at < list.length ? childOf(dir, list[at]!.name) : undefined;
     if (next !== undefined && !ahead.has(next)) ahead.set(next, readFolder(next));
   };
   const stack: Folder[] = [{ dir: absoluteStart, base: relativeStart === '' ? '' : `${relativeStart}/`, at: 0 }];
@@ -148,7 +150,7 @@ export async function* walkContained(root: string, start: string): AsyncGenerato
         inner = { dir: childOf(dir, entry.name), base: `${base}${entry.name}/`, at: 0 };
         break;
       }
-      if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+      // Anything else (a socket, a pipe, a device) is left out by `fileFacts`.
       const stat = fileFacts(`${dirBase}${entry.name}`, entry.isSymbolicLink());
       spent++;
       if (stat) {
@@ -173,8 +175,9 @@ function isReleaseLink(realRoot: string, absolute: string): boolean {
     const real = fs.realpathSync(absolute);
     return inside(path.join(realRoot, RELEASES_FOLDER), real) && fs.statSync(real).isDirectory();
   } catch {
-    return false;
+    // A link that leads nowhere is no release.
   }
+  return false;
 }
 
 /**

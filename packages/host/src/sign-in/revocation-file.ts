@@ -285,15 +285,12 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
         await fsp.rename(temp, file);
         // Counted again when the next read finds the new file.
         records = 0;
-        // Appended to the old file between the read and the rename: carried over.
-        const end = (await old.stat()).size;
-        if (end > read) {
-          const carried: string[] = [];
-          sink = (id, exp) => carried.push(recordOf(id, exp));
-          await readRange(old, read, end, reader, chunkBytes);
-          // Nothing to add when the tail held no whole record: an empty write.
-          await appendRecords(carried.join(''));
-        }
+        // Appended to the old file between the read and the rename: carried over (an empty
+        // write when nothing was).
+        const carried: string[] = [];
+        sink = (id, exp) => carried.push(recordOf(id, exp));
+        await readRange(old, read, (await old.stat()).size, reader, chunkBytes);
+        await appendRecords(carried.join(''));
       } finally {
         await old.close();
       }

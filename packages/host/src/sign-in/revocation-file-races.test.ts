@@ -108,9 +108,7 @@ describe('an append racing another process', () => {
       },
     );
     const exp = later();
-    await expect(h.append('signed-out', exp)).rejects.toThrow(
-      'the sign-out file kept being replaced while appending',
-    );
+    await expect(h.append('signed-out', exp)).rejects.toThrow('the sign-out file kept being replaced while appending');
     expect(stats.calls()).toBe(5);
     expect(replaced).toHaveLength(5);
     for (const aside of replaced) expect(fs.readFileSync(aside, 'utf8')).toBe(recordOf('signed-out', exp));

@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import type fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { TokenIdTable } from './token-id-table.js';
 
 /**
@@ -57,13 +56,14 @@ export function parseRecord(line: Buffer): [string, number] | undefined {
   try {
     value = JSON.parse(line.toString('utf8'));
   } catch {
-    return undefined;
+    // Not JSON (a torn record, garbage): `value` stays undefined and is refused below.
   }
   if (!Array.isArray(value) || value.length !== 2) return undefined;
   const [exp, id] = value as [unknown, unknown];
-  if (typeof exp !== 'number' || !Number.isFinite(exp) || typeof id !== 'string') return undefined;
+  // `Number.isFinite` is false for anything but a finite number.
+  if (!Number.isFinite(exp) || typeof id !== 'string') return undefined;
   if (id === '' || id.length > MAX_TOKEN_ID) return undefined;
-  return [id, exp];
+  return [id, exp as number];
 }
 
 export const recordOf = (tokenId: string, expiresAtMs: number) => `\n${JSON.stringify([expiresAtMs, tokenId])}`;
@@ -97,7 +97,7 @@ export function createLineReader(emit: (tokenId: string, expiresAtMs: number) =>
         kept = Buffer.alloc(0);
         start = end + 1;
       }
-      if (skipping || start === chunk.length) return;
+      if (skipping) return;
       kept = Buffer.concat([kept, chunk.subarray(start)]);
       if (kept.length > MAX_LINE) {
         kept = Buffer.alloc(0);
@@ -105,7 +105,6 @@ export function createLineReader(emit: (tokenId: string, expiresAtMs: number) =>
       }
     },
     end() {
-      if (kept.length === 0) return;
       const record = parseRecord(kept);
       if (!record) return;
       kept = Buffer.alloc(0);
@@ -125,13 +124,16 @@ const idOf = (s: fs.Stats) => `${s.dev}:${s.ino}`;
 const HEAD_BYTES = 64;
 const headerLine = () => `\n${JSON.stringify({ file: crypto.randomBytes(8).toString('hex') })}`;
 
-async function headOf(handle: fsp.FileHandle, size: number): Promise<Buffer> {
-  const head = Buffer.alloc(Math.min(HEAD_BYTES, size));
-  const { bytesRead } = await handle.read(head, 0, head.length, 0);
+async function headOf(handle: fsp.FileHandle): Promise<Buffer> {
+  const head = Buffer.alloc(HEAD_BYTES);
+  const { bytesRead } = await handle.read(head, 0, HEAD_BYTES, 0);
   return head.subarray(0, bytesRead);
 }
 
-/** Reads `handle` from `from` up to `to` through `reader`, a chunk per turn of the event loop. */
+/**
+ * Reads `handle` from `from` up to `to` through `reader`, a chunk per turn of the event loop: each
+ * read waits for the disk, which gives the loop its turn; parsing the chunk is the part that holds it.
+ */
 async function readRange(
   handle: fsp.FileHandle,
   from: number,
@@ -139,15 +141,13 @@ async function readRange(
   reader: LineReader,
   chunkBytes: number,
 ): Promise<number> {
-  const buffer = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(to - from, 1)));
+  const buffer = Buffer.allocUnsafe(chunkBytes);
   let at = from;
   while (at < to) {
     const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, to - at), at);
     if (bytesRead === 0) break;
     at += bytesRead;
     reader.feed(buffer.subarray(0, bytesRead));
-    // The read itself gave the loop a turn; parsing the chunk is the part that holds it.
-    if (at < to) await nextTurn();
   }
   reader.end();
   return at;
@@ -198,7 +198,7 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
     const handle = await fsp.open(file, 'r');
     try {
       const stat = await handle.stat();
-      const start = await headOf(handle, stat.size);
+      const start = await headOf(handle);
       if (idOf(stat) !== identity || stat.size < offset || !start.subarray(0, head.length).equals(head)) {
         // A new file (first read, or a compaction replaced it): read whole. What was read of the
         // old one stays known: nothing live is forgotten.
@@ -254,11 +254,14 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
         // The live ids in typed-array tables, not a Map: a million strings kept across the read
         // made the collector and the Map's rehash hold the event loop (docs/benchmarks.md).
         const live = new TokenIdTable();
-        const keep = (id: string, exp: number) => {
+        let sink = (id: string, exp: number) => {
           if (exp > Date.now()) live.set(id, Math.max(exp, live.get(id) ?? 0));
         };
+        // One reader for the whole and the tail read after the rename: a record the first read
+        // left unfinished is kept in it and completed by the second.
+        const reader = createLineReader((id, exp) => sink(id, exp));
         const { size } = await old.stat();
-        const read = await readRange(old, 0, size, createLineReader(keep), chunkBytes);
+        const read = await readRange(old, 0, size, reader, chunkBytes);
         const out = await fsp.open(temp, 'wx', 0o600);
         try {
           let batch: string[] = [headerLine()];
@@ -282,21 +285,12 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
         await fsp.rename(temp, file);
         // Counted again when the next read finds the new file.
         records = 0;
-        // Appended to the old file between the read and the rename: carried over.
-        const end = (await old.stat()).size;
-        if (end > read) {
-          const carried: string[] = [];
-          // The tail starts at a record's newline, or inside the record the whole read left unfinished.
-          const start = await lastNewlineAtOrBefore(old, read);
-          await readRange(
-            old,
-            start,
-            end,
-            createLineReader((id, exp) => carried.push(recordOf(id, exp))),
-            chunkBytes,
-          );
-          if (carried.length > 0) await appendRecords(carried.join(''));
-        }
+        // Appended to the old file between the read and the rename: carried over (an empty
+        // write when nothing was).
+        const carried: string[] = [];
+        sink = (id, exp) => carried.push(recordOf(id, exp));
+        await readRange(old, read, (await old.stat()).size, reader, chunkBytes);
+        await appendRecords(carried.join(''));
       } finally {
         await old.close();
       }
@@ -324,13 +318,4 @@ export function openRevocationFile(file: string, options: RevocationFileOptions)
     },
     refresh,
   };
-}
-
-/** Where the line holding byte `at - 1` starts (its newline), so that a cut record is read whole. */
-async function lastNewlineAtOrBefore(handle: fsp.FileHandle, at: number): Promise<number> {
-  const back = Math.min(at, MAX_LINE);
-  const buffer = Buffer.alloc(back);
-  const { bytesRead } = await handle.read(buffer, 0, back, at - back);
-  const i = buffer.subarray(0, bytesRead).lastIndexOf(NEWLINE);
-  return i === -1 ? at - back : at - back + i;
 }

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../logging/logger.js';
 import { SharedSessionStore } from '../session/store-base.js';
 import { recordOf } from './revocation-file.js';
@@ -131,6 +131,26 @@ describe('the sign-out list on hosts sharing a session store', () => {
     // A session row of that id (no prefix) is not a sign-out.
     await store.setUntil('plain', { revoked: true, until: later }, later);
     expect(await list.isRevoked('plain')).toBe(false);
+  });
+
+  it('takes a record of the store as expired from its instant on, as the cookie is (fixed clock)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const now = Date.UTC(2026, 10, 29, 12);
+      vi.setSystemTime(now);
+      const store = new MapStore();
+      const list = createRevocationList({ sharedStore: store });
+      for (const [id, until] of [
+        ['at-expiry', now],
+        ['a-millisecond-after', now + 1],
+      ] as const) {
+        await store.setUntil(REVOKED_KEY_PREFIX + id, { revoked: true, until }, now + 60_000);
+      }
+      expect(await list.isRevoked('at-expiry')).toBe(false);
+      expect(await list.isRevoked('a-millisecond-after')).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('counts a sign-out found in the store towards the bound on sign-ins', async () => {

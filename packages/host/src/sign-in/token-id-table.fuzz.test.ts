@@ -58,7 +58,9 @@ const op = (ids: number): fc.Arbitrary<Op> =>
 
 const bulkId = (n: number) => n.toString(16).padStart(32, '0');
 
-describe('TokenIdTable (property)', () => {
+// Thousands of ids per run, 150 runs: seconds on a loaded machine, more under mutation testing's
+// coverage, whose tests fail after 5 s unless given longer (docs/reliability.md "Mutation testing").
+describe('TokenIdTable (property)', { timeout: 30_000 }, () => {
   it('answers get, size, delete and its entries as a Map does, through growth and sweeps', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -69,7 +69,7 @@ describe('release endpoints fuzz', () => {
         const q = (extra: Record<string, string>) =>
           new URLSearchParams({ moduleName: r.module, path: r.prefix, ...extra }).toString();
         const e = encodeURIComponent(r.id);
-        const [method, url, body]: [string, string, BodyInit | undefined] =
+        const [method, url, body]: [string, string, string | FormData | undefined] =
           r.route === 'stage'
             ? ['POST', `${base}/releases/stage?${q({ id: r.id })}`, undefined]
             : r.route === 'put'

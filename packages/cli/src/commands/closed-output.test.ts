@@ -12,12 +12,15 @@ const hosts = useTestHosts();
 const cleanups = useCleanups();
 
 /** Every file's line is `Created <name> (N bytes)`. */
-async function uploadTarget(name = (i: number) => `HDS/page-${i}.html`): Promise<{ url: string; dir: string }> {
+async function uploadTarget(
+  name = (i: number) => `HDS/page-${i}.html`,
+  count = 300,
+): Promise<{ url: string; dir: string }> {
   const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
     'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: [TOKEN] } },
   });
   const { url } = await hosts.start(home, { wwwroot: wwwrootModule });
-  const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [name(i), `<p>${i}</p>`]));
+  const files = Object.fromEntries(Array.from({ length: count }, (_, i) => [name(i), `<p>${i}</p>`]));
   return { url, dir: workDir(cleanups, files) };
 }
 
@@ -46,13 +49,15 @@ function upload(url: string, dir: string, closeAfterFirstLine: boolean) {
 
 describe('a closed stdout', { timeout: 90_000 }, () => {
   it('ends ack sync upload quietly, by SIGPIPE as any program in a pipeline, without a stack trace', async () => {
-    // Lines of about 400 bytes: 300 of them are twice a pipe's buffer (64 KiB), so a command that
-    // uploads faster than this process closes the pipe still meets the closed end.
-    const { url, dir } = await uploadTarget((i) => `HDS/${'d'.repeat(200)}/${'f'.repeat(150)}-${i}.html`);
+    // Lines of about 600 bytes, 1,000 of them: nine times a pipe's buffer (64 KiB). With only twice
+    // the buffer, this process could read one 64 KiB chunk while the rest fitted in the emptied
+    // buffer, and a fast upload ended 0 before the pipe closed (seen in a full run).
+    const long = (i: number) => `HDS/${'d'.repeat(200)}/${'e'.repeat(200)}/${'f'.repeat(150)}-${i}.html`;
+    const { url, dir } = await uploadTarget(long, 1000);
     const run = await upload(url, dir, true);
     expect(run.stderr).toBe('');
     expect({ code: run.code, signal: run.signal }).toEqual({ code: null, signal: 'SIGPIPE' });
-    expect(run.stdout).toMatch(/^Created HDS\/d{200}\/f{150}-\d+\.html \(\d+ bytes\)\n/);
+    expect(run.stdout).toMatch(/^Created HDS\/d{200}\/e{200}\/f{150}-\d+\.html \(\d+ bytes\)\n/);
   });
 
   it('leaves a run whose reader stays to the end as it was: every line, exit 0', async () => {

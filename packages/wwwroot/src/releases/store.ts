@@ -20,7 +20,7 @@ import {
   type PrefixPaths,
 } from './layout.js';
 import { changedFiles, changedSums } from './diff.js';
-import { formatSums, linkTree, parseSums, treeSummary, type TreeSums } from './tree-digest.js';
+import { TreeChangedError, formatSums, linkTree, parseSums, treeSummary, type TreeSums } from './tree-digest.js';
 
 // The release store of one contract folder (docs/releases.md): stage, switch, rollback, list,
 // prune, grace and recover. Pure file-system work; the HTTP adapter and the CLI sit on top.
@@ -224,7 +224,13 @@ export class ReleaseStore {
       const { sums, hashed, ...summary } = await treeSummary(
         dir,
         known.filter((k) => k !== undefined),
-      );
+      ).catch((err: unknown) => {
+        if (!(err instanceof TreeChangedError)) throw err;
+        throw new ReleaseError(
+          wwwrootProblems.RELEASE_STAGE_CHANGED,
+          `a file of ${id} went away while it was committed: commit again once every batch into it has ended`,
+        );
+      });
       timings.read = hashed;
       this.staged.delete(dir);
       timings.digest = since(started);

@@ -293,6 +293,11 @@ export class ReleaseStore {
    * A release's digests, from memory while its file is the one read (a switch's diff and the next
    * commit then cost no parse), else read; undefined when there are none.
    */
+  /** The digests kept beside release `id` of `prefix` (undefined when none are kept). */
+  async sumsOf(prefix: string, id: string): Promise<TreeSums | undefined> {
+    return this.readSums(this.paths(prefix), checkReleaseId(id));
+  }
+
   private async readSums(p: PrefixPaths, id: string): Promise<TreeSums | undefined> {
     const file = sumsPath(p, id);
     const st = await fs.stat(file, { bigint: true }).catch(() => null);

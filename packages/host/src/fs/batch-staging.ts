@@ -162,11 +162,12 @@ async function writeWhole(
   if (Date.now() >= threadPoolUntil) {
     const started = performance.now();
     const staged = writeWholeNow(dir, chunks, bytes, sha256, hint, orIn, missing);
-    // A moving average: one write stretched by the scheduler on a busy machine does not count.
-    writeMs += (performance.now() - started - writeMs) / 16;
-    if (writeMs > SLOW_WRITE_MS) {
+    // Only a run of slow writes counts: a disk that is slow is slow for every write, where a write
+    // stretched by the scheduler on a busy machine (or by another process's flush) is one of few.
+    slowInARow = performance.now() - started > SLOW_WRITE_MS ? slowInARow + 1 : 0;
+    if (slowInARow >= SLOW_WRITES_IN_A_ROW) {
       threadPoolUntil = Date.now() + THREAD_POOL_FOR_MS;
-      writeMs = 0;
+      slowInARow = 0;
     }
     if (staged) return staged;
   }
@@ -190,16 +191,16 @@ async function writeWhole(
 /**
  * A small file written with plain calls (open, write, close: tens of microseconds against a disk's
  * page cache) rather than a thread-pool round trip each, whose cost on the event loop was most of
- * a first push's host CPU (docs/sync.md "Speed"). A disk on which such writes take more than
- * SLOW_WRITE_MS on average (a network file system, a disk busy flushing) sends this process's
- * small writes through the thread pool again for THREAD_POOL_FOR_MS, so that a slow disk never
- * holds the event loop file after file.
+ * a first push's host CPU (docs/sync.md "Speed"). A disk on which SLOW_WRITES_IN_A_ROW such writes
+ * in a row each take more than SLOW_WRITE_MS (a network file system) sends this process's small
+ * writes through the thread pool again for THREAD_POOL_FOR_MS, so that a slow disk never holds the
+ * event loop file after file.
  */
 const SLOW_WRITE_MS = 2;
+const SLOW_WRITES_IN_A_ROW = 16;
 const THREAD_POOL_FOR_MS = 10_000;
 let threadPoolUntil = 0;
-/** Moving average of the plain-call writes' time, in milliseconds. */
-let writeMs = 0;
+let slowInARow = 0;
 
 /**
  * `writeWhole`'s plain-call way. Returns `undefined` (nothing left behind) when the file's folder

@@ -10,7 +10,7 @@ import { contractFolderOf } from '../sync/module-folders.js';
 import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
 import { ReleaseError, type ReleaseManifest, type ReleaseStore, type SwitchTimings } from './store.js';
-import { liveId } from './layout.js';
+import { liveId, stageNotePath } from './layout.js';
 import { refreshModule } from '../sync/refresh.js';
 import type { DigestCache } from '../sync/digest-cache.js';
 import { seedListingDigests } from './listing-seed.js';
@@ -86,6 +86,9 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
     if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(String(req.params.id)) || !(await exists(staging))) {
       throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, 'no such release is being staged');
     }
+    // The stage is in use: not abandoned (docs/releases.md "Crash safety").
+    const now = new Date();
+    await fs.utimes(stageNotePath(dir, String(req.params.id)), now, now).catch(() => undefined);
     const { relative, absolute } = await resolveInFolder(staging, q.get('filepath') ?? '');
     return { change: 'Changed' as const, targets: [absolute], request: relative };
   }

@@ -174,3 +174,28 @@ describe('release store', () => {
     expect(read('HDS/d.html')).toBe('d');
   });
 });
+
+describe('abandoned stages', () => {
+  it("are removed by the prefix's next stage once nothing was written into them for an hour; younger ones stay", async () => {
+    let now = Date.now();
+    const store = new ReleaseStore({ contractDir: dir, now: () => now });
+    await push(store, 'HDS/', { 'a.html': 'one' });
+    const old = await store.stage('HDS/', { by: 'gone' });
+    const young = await store.stage('HDS/', { by: 'busy' });
+    const home = path.join(dir, '.ack-releases', 'HDS');
+    // The first was last written into an hour and a second ago, the second a minute short of an hour.
+    const at = (ms: number) => new Date(now - ms);
+    fs.utimesSync(path.join(home, `.${old.id}.by`), at(3_601_000), at(3_601_000));
+    fs.utimesSync(path.join(home, `.${young.id}.by`), at(3_540_000), at(3_540_000));
+    now += 1; // the clock the store reads; the files' times above are what counts
+    const next = await store.stage('HDS/', { by: 'deploy' });
+    expect(fs.existsSync(old.dir)).toBe(false);
+    expect(fs.existsSync(path.join(home, `.${old.id}.by`))).toBe(false);
+    expect(fs.existsSync(path.join(home, `.${old.id}.base`))).toBe(false);
+    expect(fs.existsSync(young.dir)).toBe(true);
+    // The young one still commits; the new one is untouched.
+    await store.commit('HDS/', young.id);
+    expect(fs.existsSync(next.dir)).toBe(true);
+    expect(read('HDS/a.html')).toBe('one');
+  });
+});

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DigestCache } from '../sync/digest-cache.js';
 import { ReleaseStore } from './index.js';
 import { seedListingDigests } from './listing-seed.js';
+import { writeByRename as write } from '../test-support/release-tree.js';
 
 // The listing after a switch (docs/releases.md "The listing after a switch"): the digests a
 // release keeps go into the listing's cache under the files' facts as they are after the switch,
@@ -15,15 +16,6 @@ beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-listing-seed-'));
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function write(root: string, files: Record<string, string>): void {
-  for (const [rel, body] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-    const tmp = path.join(root, `.x${Math.random()}.ack-tmp`);
-    fs.writeFileSync(tmp, body);
-    fs.renameSync(tmp, path.join(root, rel));
-  }
-}
 
 async function push(store: ReleaseStore, files: Record<string, string>) {
   const s = await store.stage('HDS/', { by: 'deploy' });

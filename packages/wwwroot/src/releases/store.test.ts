@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ReleaseError, ReleaseStore } from './index.js';
+import { writeByRename as write } from '../test-support/release-tree.js';
 
 // The release store over a real folder (docs/releases.md).
 
@@ -12,15 +13,6 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function write(root: string, files: Record<string, string>): void {
-  for (const [rel, body] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-    // As ack writes: a new file renamed over the name, never in place (shared hard links).
-    const tmp = path.join(root, `.x${Math.random()}.ack-tmp`);
-    fs.writeFileSync(tmp, body);
-    fs.renameSync(tmp, path.join(root, rel));
-  }
-}
 const read = (rel: string): string => fs.readFileSync(path.join(dir, rel), 'utf8');
 
 async function push(store: ReleaseStore, prefix: string, files: Record<string, string>, remove: string[] = []) {

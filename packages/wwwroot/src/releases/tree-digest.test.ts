@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
 import { ReleaseStore } from './index.js';
 import { TreeChangedError, formatSums, linkTree, parseSums, treeSummary } from './tree-digest.js';
+import { writeByRename as write } from '../test-support/release-tree.js';
 
 // The tree digest at a cost that follows what changed (docs/releases.md "Manifest and history"):
 // a hard link no push touched keeps its digest, anything else is read, and the digest is always
@@ -16,15 +17,6 @@ beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-tree-digest-'));
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function write(root: string, files: Record<string, string>): void {
-  for (const [rel, body] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-    const tmp = path.join(root, `.x${Math.random()}.ack-tmp`);
-    fs.writeFileSync(tmp, body);
-    fs.renameSync(tmp, path.join(root, rel));
-  }
-}
 
 describe('tree digest', () => {
   it('says the tree changed (not a bare file error) when files it listed go away before they are read', async () => {

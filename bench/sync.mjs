@@ -225,7 +225,9 @@ const measure = (label, setup, cases) => {
   console.log(
     label,
     Object.entries(m)
-      .map(([k, v]) => `${k} ${v.time.toFixed(3)} s (CPU ${v.cpu.toFixed(2)} s, of it servers ${v.server.toFixed(2)} s)`)
+      .map(
+        ([k, v]) => `${k} ${v.time.toFixed(3)} s (CPU ${v.cpu.toFixed(2)} s, of it servers ${v.server.toFixed(2)} s)`,
+      )
       .join(', '),
   );
 };

@@ -185,8 +185,9 @@ const procTicks = (pid, fields) => {
   }
 };
 let servers = [];
-const cpuSeconds = () =>
-  (procTicks('self', [16, 17]) + servers.reduce((sum, pid) => sum + procTicks(pid, [14, 15, 16, 17]), 0)) / TICKS;
+/** The servers' part alone: the host's own CPU beside the command's tells which side to look at. */
+const serverSeconds = () => servers.reduce((sum, pid) => sum + procTicks(pid, [14, 15, 16, 17]), 0) / TICKS;
+const cpuSeconds = () => procTicks('self', [16, 17]) / TICKS + serverSeconds();
 /** Waits without a child process (a child's CPU would count). */
 const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
@@ -201,6 +202,7 @@ const hostRows = [];
 const measure = (label, setup, cases) => {
   const t = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   const c = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  const sc = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   for (let r = 0; r < ROUNDS; r++)
     for (const [k, fn] of Object.entries(cases)) {
       setup(k);
@@ -210,16 +212,22 @@ const measure = (label, setup, cases) => {
       spawnSync('sync');
       pause(100);
       const before = cpuSeconds();
+      const serverBefore = serverSeconds();
       t[k].push(time(fn));
       pause(100);
       c[k].push(cpuSeconds() - before);
+      sc[k].push(serverSeconds() - serverBefore);
     }
-  const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, { time: median(v), cpu: median(c[k]) }]));
+  const m = Object.fromEntries(
+    Object.entries(t).map(([k, v]) => [k, { time: median(v), cpu: median(c[k]), server: median(sc[k]) }]),
+  );
   rows.push({ label, ...m });
   console.log(
     label,
     Object.entries(m)
-      .map(([k, v]) => `${k} ${v.time.toFixed(3)} s (CPU ${v.cpu.toFixed(2)} s)`)
+      .map(
+        ([k, v]) => `${k} ${v.time.toFixed(3)} s (CPU ${v.cpu.toFixed(2)} s, of it servers ${v.server.toFixed(2)} s)`,
+      )
       .join(', '),
   );
 };

@@ -12,7 +12,7 @@
 // has releases on (docs/releases.md): the rows beside rsync push file by file (--no-release, as to
 // a host without releases); the `release` case pushes the same tree as releases under another
 // prefix: the first push (beside `rsync -rt --fsync`: the host flushes every file it writes), a
-// no-op (beside `rsync -r --checksum`), 50 changed files, the first push to two hosts in one
+// no-op (beside `rsync -r --checksum`), the same no-op right after a release, 50 changed files, the first push to two hosts in one
 // command beside two one-host pushes run at once, and the switch back and forth on the host, as
 // the host times it (its answer's `Server-Timing`: the switch itself, and all the host did).
 import { spawn, spawnSync } from 'node:child_process';
@@ -407,6 +407,23 @@ function releases() {
         }
       : {}),
   });
+  // The same no-op right after a release of one changed file: the release's stage links and prune
+  // move the ctime of every shared file, so this is the listing a user's next push meets
+  // (docs/releases.md "The listing after a switch"). Both sides hold the changed file first.
+  const first = path.join(src, 'd0', 'f0.html');
+  const firstBytes = fs.readFileSync(first);
+  let flips = 0;
+  const flip = () => {
+    write(first, bytes(firstBytes.length, 3000 + flips++));
+    ackRelease();
+    rsync('-r', '--checksum');
+  };
+  measure('release: no-op push right after a release', flip, {
+    ack: () => ackRelease(),
+    'rsync -r --checksum': () => rsync('-r', '--checksum'),
+  });
+  write(first, firstBytes);
+  ackRelease();
   const changed = Array.from({ length: 50 }, (_, i) => path.join(src, `d${(i * 97) % 50}`, `f${i * 97}.html`));
   const originals = new Map(changed.map((f) => [f, fs.readFileSync(f)]));
   let round = 0;

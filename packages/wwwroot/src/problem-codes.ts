@@ -154,5 +154,10 @@ export const wwwrootProblems = {
     409,
     'The live release changed since this release was staged (another push, a rollback or a one-file upload): stage again.',
   ),
+  RELEASE_STAGE_CHANGED: code(
+    'release.stage_changed',
+    409,
+    'A file of the stage went away while it was committed (a batch into it still running?): commit again once every batch into it has ended.',
+  ),
   RELEASE_NOT_FOUND: code('release.not_found', 404, 'No release `to`, or none before the live one.'),
 } as const satisfies Record<string, ProblemTableEntry>;

@@ -19,6 +19,14 @@ export class KeyedLock {
     }
   }
 
+  /**
+   * Whether any `run` holds or waits for `key`. Work that checks this and then finishes without
+   * yielding to the event loop (synchronous calls only) cannot meet another holder of the key.
+   */
+  isHeld(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   /** Keys held or waited for (for tests: empty once every run has finished). */
   get size(): number {
     return this.tails.size;

@@ -55,6 +55,11 @@ export interface StageOptions {
    * makes a file's folders only when that file commits, in the order sent (docs/sync.md "Batches").
    */
   orIn?: string;
+  /**
+   * Folders already found missing by this request (with `orIn`): a file for one of them is staged
+   * in `orIn` at once, without a failed open first. Filled as folders are found missing.
+   */
+  missing?: Set<string>;
 }
 
 const TEMP_SUFFIX = '.ack-tmp';
@@ -98,8 +103,10 @@ async function openTempWith<T>(
   hint: string,
   orIn: string | undefined,
   open: (tempPath: string) => Promise<T>,
+  missing?: Set<string>,
 ): Promise<{ opened: T; tempPath: string; createdDir?: string }> {
   let createdDir: string | undefined;
+  if (orIn !== undefined && missing?.has(dir)) dir = orIn;
   for (let attempt = 0; ; attempt++) {
     const tempPath = tempName(dir, hint);
     try {
@@ -109,6 +116,7 @@ async function openTempWith<T>(
     }
     // Missing, and not to be made now: staged in `orIn` (made if need be) and moved at commit.
     if (orIn !== undefined && dir !== orIn) {
+      missing?.add(dir);
       dir = orIn;
       continue;
     }
@@ -121,8 +129,9 @@ async function openTemp(
   dir: string,
   hint: string,
   orIn?: string,
+  missing?: Set<string>,
 ): Promise<{ handle: fs.FileHandle; tempPath: string; createdDir?: string }> {
-  const { opened, ...rest } = await openTempWith(dir, hint, orIn, (p) => fs.open(p, 'wx', 0o644));
+  const { opened, ...rest } = await openTempWith(dir, hint, orIn, (p) => fs.open(p, 'wx', 0o644), missing);
   return { handle: opened, ...rest };
 }
 
@@ -134,6 +143,7 @@ export async function openTempFd(
   dir: string,
   hint: string,
   orIn?: string,
+  missing?: Set<string>,
 ): Promise<{ fd: number; tempPath: string; createdDir?: string }> {
   const { opened, ...rest } = await openTempWith(
     dir,
@@ -143,8 +153,33 @@ export async function openTempFd(
       new Promise<number>((resolve, reject) =>
         fsCallback.open(p, 'wx', 0o644, (err, fd) => (err ? reject(err) : resolve(fd))),
       ),
+    missing,
   );
   return { fd: opened, ...rest };
+}
+
+/**
+ * As `openTempFd`, with a plain call, for `batch-staging.ts`: in `dir`, else (when `dir` is
+ * missing) in `orIn`. Returns `undefined` when both are missing: `openTempFd` makes the folder.
+ */
+export function openTempSync(
+  dir: string,
+  hint: string,
+  orIn: string | undefined,
+  missing: Set<string> | undefined,
+): { fd: number; tempPath: string } | undefined {
+  if (orIn !== undefined && missing?.has(dir)) dir = orIn;
+  for (;;) {
+    const tempPath = tempName(dir, hint);
+    try {
+      return { fd: fsCallback.openSync(tempPath, 'wx', 0o644), tempPath };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (orIn === undefined || dir === orIn) return undefined;
+    missing?.add(dir);
+    dir = orIn;
+  }
 }
 
 /**
@@ -157,7 +192,12 @@ export async function stageStream(
   source: Readable,
   options: StageOptions & { nameHint?: string } = {},
 ): Promise<StagedFile> {
-  const { handle, tempPath, createdDir } = await openTemp(dir, options.nameHint ?? 'upload', options.orIn);
+  const { handle, tempPath, createdDir } = await openTemp(
+    dir,
+    options.nameHint ?? 'upload',
+    options.orIn,
+    options.missing,
+  );
   const hash = createHash('sha256');
   let bytes = 0;
   const limit = options.maxBytes ?? Infinity;
@@ -346,6 +386,56 @@ export async function commitStaged(items: StagedTarget[], options: { syncFolders
     items.map((i) => pathKey(i.target)),
     () => commitLocked(items, options.syncFolders !== false),
   );
+}
+
+/**
+ * One staged file renamed over its target now, with synchronous calls: a batch commits thousands
+ * of small files, and a `stat`, `mkdir` or `rename` takes microseconds where a thread-pool round
+ * trip each, one file after another, took most of a first push (docs/sync.md "Speed"). The file
+ * may be staged in another folder of the same file system (its own folder was missing): the
+ * folder is made (unless `madeFolders` says this batch made it already) and the file renamed
+ * straight to its target. Returns whether a file was there before, or `undefined` when it must go
+ * the asynchronous way (`moveStaged`, then `commitStaged`): another write holds the target, the
+ * stage is on another file system, or a Windows rename may need its retries. Throws what the
+ * asynchronous way would throw; a folder it made is removed again (when left empty) and the
+ * staged file is left to the caller to discard.
+ */
+export function commitStagedSync(staged: StagedFile, target: string, madeFolders: Set<string>): boolean | undefined {
+  if (process.platform === 'win32' || targetLocks.isHeld(pathKey(target))) return undefined;
+  const stat = lstatIfAny(target);
+  if (stat?.isDirectory()) throw Object.assign(new Error(`${target} is a folder`), { code: 'EISDIR' });
+  const dir = path.dirname(target);
+  let made: string | undefined;
+  if (path.dirname(staged.tempPath) !== dir && !madeFolders.has(dir)) {
+    made = fsCallback.mkdirSync(dir, { recursive: true });
+    madeFolders.add(dir);
+  }
+  try {
+    fsCallback.renameSync(staged.tempPath, target);
+  } catch (err) {
+    if (made !== undefined) {
+      madeFolders.delete(dir);
+      removeEmptyFoldersSync(dir, made);
+    }
+    if ((err as NodeJS.ErrnoException).code === 'EXDEV') return undefined;
+    // A folder this batch made and someone removed since: made again once, by the way above.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && made === undefined && madeFolders.delete(dir))
+      return commitStagedSync(staged, target, madeFolders);
+    throw err;
+  }
+  return stat !== undefined;
+}
+
+function removeEmptyFoldersSync(from: string, upTo: string): void {
+  const stop = path.resolve(upTo);
+  for (let dir = path.resolve(from); dir === stop || dir.startsWith(stop + path.sep); dir = path.dirname(dir)) {
+    try {
+      fsCallback.rmdirSync(dir);
+    } catch {
+      return;
+    }
+    if (dir === stop) return;
+  }
 }
 
 async function commitLocked(items: StagedTarget[], flushFolders: boolean): Promise<boolean[]> {

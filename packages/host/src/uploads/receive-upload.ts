@@ -169,6 +169,8 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
     const staging = new Set<Promise<StagedFile>>();
     let received: { file: StagedFile; name: string } | undefined;
     const batchFiles: ReceivedBatchFile[] = [];
+    // Target folders this batch found missing: their files go to the staging folder at once.
+    const missingFolders = new Set<string>();
     /** A batch's files staged at once (docs/sync.md "Batches": memory stays bounded). */
     const gate = new StagingGate(BATCH_FILES_AT_ONCE);
     const limits = limitsFor(options.batch?.maxFiles);
@@ -254,6 +256,7 @@ export function receiveUpload(req: Request, res: Response, options: ReceiveUploa
           return await stageUnflushed(target.dir, file.stream, {
             gate,
             orIn: options.stagingDir,
+            missing: missingFolders,
             maxBytes: options.maxBytes,
             nameHint: file.originalname || 'upload',
           });

@@ -12,6 +12,7 @@ import { flushStaged } from '../fs/batch-staging.js';
 import { receiveBody } from './receive-body.js';
 import {
   commitStaged,
+  commitStagedSync,
   isTemporaryFileName,
   discardStaged,
   moveStaged,
@@ -114,6 +115,9 @@ const missingFile = (codePrefix: string) =>
     code: hostProblems.PREFIX_MISSING_FILE.code(codePrefix),
     detail: 'The file part is missing.',
   });
+
+/** Synchronous commits of a batch run this long at most before other requests get a turn. */
+const COMMIT_SLICE_MS = 4;
 
 /** Answer to uploads in flight (and new ones) once the host is stopping. */
 const STOPPING = () =>
@@ -267,6 +271,8 @@ export class UploadFlow {
     };
     // Every commit's folder is flushed once, after the last commit, before the answer.
     const committedDirs: string[] = [];
+    const madeFolders = new Set<string>();
+    let sliceFrom = performance.now();
     try {
       // The files were staged without a flush each: all are made durable before any is committed.
       await flushStaged(pending);
@@ -290,10 +296,19 @@ export class UploadFlow {
         try {
           // Staged elsewhere when its folder did not exist yet: the folder is made now, in the
           // order sent, so that an earlier entry's file is never taken for a later one's folder.
-          const staged = await moveStaged(entry.file, path.dirname(plan.target));
-          pending[entry.index] = undefined; // consumed by the commit either way
-          const [existed] = await commitStaged([{ staged, target: plan.target }], { syncFolders: false });
+          // Synchronous calls a slice at a time where they can (`commitStagedSync`).
+          let existed = commitStagedSync(entry.file, plan.target, madeFolders);
+          if (existed === undefined) {
+            const staged = await moveStaged(entry.file, path.dirname(plan.target));
+            pending[entry.index] = undefined; // consumed by the commit either way
+            [existed] = await commitStaged([{ staged, target: plan.target }], { syncFolders: false });
+          }
+          pending[entry.index] = undefined;
           committedDirs.push(path.dirname(plan.target));
+          if (performance.now() - sliceFrom > COMMIT_SLICE_MS) {
+            await new Promise(setImmediate);
+            sliceFrom = performance.now();
+          }
           outcomes.push({
             request: plan.request,
             change: existed ? 'Changed' : 'Created',

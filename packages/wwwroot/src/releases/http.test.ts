@@ -95,6 +95,38 @@ describe('sync releases over HTTP', () => {
     expect(fs.lstatSync(path.join(host.contracts, 'HDS')).isSymbolicLink()).toBe(true);
   });
 
+  it('keeps a stage that a file, a batch or a listing goes into from counting as abandoned; an idle one goes', async () => {
+    const host = await start();
+    await release(host, { 'a.html': 'a' });
+    const stage = async () =>
+      ((await (await api(host, '/stage', { path: 'HDS/' }, { method: 'POST' })).json()) as { id: string }).id;
+    const home = path.join(host.contracts, '.ack-releases', 'HDS');
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    const age = (id: string) => fs.utimesSync(path.join(home, `.${id}.by`), hoursAgo, hoursAgo);
+    const [byPut, byBatch, byListing, idle] = [await stage(), await stage(), await stage(), await stage()];
+    for (const id of [byPut, byBatch, byListing, idle]) age(id);
+    await api(host, `/stage/${byPut}/file`, { path: 'HDS/', filePath: 'b.html' }, { method: 'PUT', body: 'b' });
+    const form = new FormData();
+    form.append('moduleName', 'wwwroot');
+    form.append('filePath', 'c.html');
+    form.append('file', new Blob(['c']), 'c.html');
+    const batch = await fetch(`${host.url}/wwwroot/api/sync/batch?release=${byBatch}&path=HDS/`, {
+      method: 'POST',
+      headers: { Authorization: AUTH },
+      body: form,
+    });
+    expect(batch.status).toBe(200);
+    const listing = await fetch(`${host.url}/wwwroot/api/sync/list?moduleName=wwwroot&release=${byListing}&path=HDS/`, {
+      headers: { Authorization: AUTH },
+    });
+    expect(listing.status).toBe(200);
+    await listing.text();
+    // The next stage of the prefix removes only the idle one.
+    await stage();
+    const staged = (id: string) => fs.existsSync(path.join(home, `${id}.staging`));
+    expect([byPut, byBatch, byListing, idle].map(staged)).toEqual([true, true, true, false]);
+  });
+
   it('refuses a nested prefix, an unknown release and a path out of the stage as problems', async () => {
     const host = await start();
     await release(host, { 'a.html': 'a' });

@@ -10,8 +10,10 @@ import { contractFolderOf } from '../sync/module-folders.js';
 import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
 import { ReleaseError, type ReleaseManifest, type ReleaseStore, type SwitchTimings } from './store.js';
-import { liveId } from './layout.js';
+import { liveId, stageNotePath } from './layout.js';
 import { refreshModule } from '../sync/refresh.js';
+import type { DigestCache } from '../sync/digest-cache.js';
+import { seedListingDigests } from './listing-seed.js';
 import { recoverReleases, releaseStoreOf } from './stores.js';
 
 // The thin HTTP adapter of the release store, under `/wwwroot/api/sync/releases` behind the sync
@@ -23,7 +25,7 @@ export function tokenFingerprint(authorization: string | undefined): string {
   return `sha256:${createHash('sha256').update(token).digest('hex').slice(0, 8)}`;
 }
 
-export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): Router {
+export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, digests: DigestCache): Router {
   const router = express.Router();
   const storeOf = (folder: string) => releaseStoreOf(runtime, folder);
   // Release requests wait for the start's recovery (docs/releases.md "Crash safety").
@@ -84,6 +86,9 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
     if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(String(req.params.id)) || !(await exists(staging))) {
       throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, 'no such release is being staged');
     }
+    // The stage is in use: not abandoned (docs/releases.md "Crash safety").
+    const now = new Date();
+    await fs.utimes(stageNotePath(dir, String(req.params.id)), now, now).catch(() => undefined);
     const { relative, absolute } = await resolveInFolder(staging, q.get('filepath') ?? '');
     return { change: 'Changed' as const, targets: [absolute], request: relative };
   }
@@ -114,6 +119,7 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
       await timed(timings, () => announceSwitch(req, module, store, switched));
       res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
+      await seedAfterAnswer(store, switched);
     }),
   );
 
@@ -156,8 +162,18 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow): 
       if (switched.id !== before) await timed(timings, () => announceSwitch(req, module, store, switched));
       res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
+      if (switched.id !== before) await seedAfterAnswer(store, switched);
     }),
   );
+  /**
+   * The listing's digests of the new live release, once the client has its answer (a switch's own
+   * time stays what the host needs to switch). A failure here costs only a listing that reads the
+   * files again.
+   */
+  async function seedAfterAnswer(store: ReleaseStore, m: ReleaseManifest): Promise<void> {
+    await seedListingDigests(digests, store, m).catch(() => 0);
+  }
+
   /**
    * A switch is one change for the module and for live reload: the files the two releases differ
    * in, at their paths through the link, refreshed and announced once (not once per file).

@@ -92,6 +92,11 @@ export function prefixPaths(contractDir: string, segments: string[]): PrefixPath
 export const releaseDir = (p: PrefixPaths, id: string): string => path.join(p.home, id);
 export const manifestPath = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.json`);
 export const stagingDir = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.staging`);
+/**
+ * Who staged `id` (the token's name or fingerprint); its mtime is the stage's last activity, moved by
+ * each batch, listing or file into the stage (docs/releases.md "Crash safety").
+ */
+export const stageNotePath = (p: PrefixPaths, id: string): string => path.join(p.home, `.${id}.by`);
 /** The release's files' digests, beside its manifest (docs/releases.md "Manifest and history"). */
 export const sumsPath = (p: PrefixPaths, id: string): string => path.join(p.home, `${id}.sums`);
 

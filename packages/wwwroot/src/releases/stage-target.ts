@@ -4,7 +4,7 @@ import { wwwrootProblems } from '../problem-codes.js';
 import type { WwwrootRuntime } from '../runtime.js';
 import { contractFolderOf } from '../sync/module-folders.js';
 import { releaseStoreOf } from './stores.js';
-import { ReleaseError, checkReleaseId, parsePrefix, prefixPaths, stagingDir } from './layout.js';
+import { ReleaseError, checkReleaseId, parsePrefix, prefixPaths, stageNotePath, stagingDir } from './layout.js';
 
 // `?release=<id>&path=<prefix>` on the sync batch and listing (docs/wire-formats.md "Sync releases"):
 // the same upload flow and listing, rooted in a staged release instead of the contract folder.
@@ -33,6 +33,9 @@ export async function stagedFolderOf(
     const st = await fs.stat(dir).catch(() => null);
     if (!st?.isDirectory())
       throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, `no release ${id} of ${p.prefix} is being staged`);
+    // The stage is in use: not abandoned (docs/releases.md "Crash safety").
+    const now = new Date();
+    await fs.utimes(stageNotePath(p, id), now, now).catch(() => undefined);
     return dir;
   } catch (err) {
     if (err instanceof ReleaseError)

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ReleaseError, ReleaseStore } from './index.js';
+import { writeByRename as write } from '../test-support/release-tree.js';
 
 // The release store over a real folder (docs/releases.md).
 
@@ -12,15 +13,6 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function write(root: string, files: Record<string, string>): void {
-  for (const [rel, body] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-    // As ack writes: a new file renamed over the name, never in place (shared hard links).
-    const tmp = path.join(root, `.x${Math.random()}.ack-tmp`);
-    fs.writeFileSync(tmp, body);
-    fs.renameSync(tmp, path.join(root, rel));
-  }
-}
 const read = (rel: string): string => fs.readFileSync(path.join(dir, rel), 'utf8');
 
 async function push(store: ReleaseStore, prefix: string, files: Record<string, string>, remove: string[] = []) {
@@ -172,5 +164,30 @@ describe('release store', () => {
     write(fifth.dir, { 'd.html': 'd' });
     await expect(store.commit('HDS/', fifth.id)).resolves.toMatchObject({ id: fifth.id });
     expect(read('HDS/d.html')).toBe('d');
+  });
+});
+
+describe('abandoned stages', () => {
+  it("are removed by the prefix's next stage once nothing was written into them for an hour; younger ones stay", async () => {
+    let now = Date.now();
+    const store = new ReleaseStore({ contractDir: dir, now: () => now });
+    await push(store, 'HDS/', { 'a.html': 'one' });
+    const old = await store.stage('HDS/', { by: 'gone' });
+    const young = await store.stage('HDS/', { by: 'busy' });
+    const home = path.join(dir, '.ack-releases', 'HDS');
+    // The first was last written into an hour and a second ago, the second a minute short of an hour.
+    const at = (ms: number) => new Date(now - ms);
+    fs.utimesSync(path.join(home, `.${old.id}.by`), at(3_601_000), at(3_601_000));
+    fs.utimesSync(path.join(home, `.${young.id}.by`), at(3_540_000), at(3_540_000));
+    now += 1; // the clock the store reads; the files' times above are what counts
+    const next = await store.stage('HDS/', { by: 'deploy' });
+    expect(fs.existsSync(old.dir)).toBe(false);
+    expect(fs.existsSync(path.join(home, `.${old.id}.by`))).toBe(false);
+    expect(fs.existsSync(path.join(home, `.${old.id}.base`))).toBe(false);
+    expect(fs.existsSync(young.dir)).toBe(true);
+    // The young one still commits; the new one is untouched.
+    await store.commit('HDS/', young.id);
+    expect(fs.existsSync(next.dir)).toBe(true);
+    expect(read('HDS/a.html')).toBe('one');
   });
 });

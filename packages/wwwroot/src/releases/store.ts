@@ -8,6 +8,7 @@ import {
   RELEASES_FOLDER,
   ReleaseError,
   checkReleaseId,
+  isReleaseId,
   keySegments,
   liveId,
   manifestPath,
@@ -15,12 +16,13 @@ import {
   parsePrefix,
   prefixPaths,
   releaseDir,
+  stageNotePath,
   stagingDir,
   sumsPath,
   type PrefixPaths,
 } from './layout.js';
 import { changedFiles, changedSums } from './diff.js';
-import { formatSums, linkTree, parseSums, treeSummary, type TreeSums } from './tree-digest.js';
+import { TreeChangedError, formatSums, linkTree, parseSums, treeSummary, type TreeSums } from './tree-digest.js';
 
 // The release store of one contract folder (docs/releases.md): stage, switch, rollback, list,
 // prune, grace and recover. Pure file-system work; the HTTP adapter and the CLI sit on top.
@@ -85,6 +87,9 @@ const STAGES_NOTED = 16;
 /** Releases whose digests are kept in memory (a few prefixes' live and previous ones). */
 const SUMS_KEPT = 8;
 const factsKey = (st: { ino: bigint; size: bigint; mtimeNs: bigint }) => `${st.ino}:${st.size}:${st.mtimeNs}`;
+
+/** A stage nothing was written into for this long is abandoned; the prefix's next stage removes it. */
+export const ABANDONED_STAGE_MS = 60 * 60 * 1000;
 
 /** The lock file of a prefix's folder; never debris, never a release. */
 const LOCK_FILE = '.lock';
@@ -154,6 +159,7 @@ export class ReleaseStore {
     const p = this.paths(prefix);
     await this.refuseNested(p);
     await this.serial(p.key, () => this.adopt(p, opts.by ?? 'adopted'));
+    await this.discardAbandoned(p);
     const id = opts.id !== undefined ? checkReleaseId(opts.id) : newReleaseId(this.now());
     if (await exists(releaseDir(p, id)))
       throw new ReleaseError(wwwrootProblems.RELEASE_ID_TAKEN, `release ${id} exists`);
@@ -168,9 +174,24 @@ export class ReleaseStore {
     }
     const live = await liveId(p);
     if (live) await linkTree(releaseDir(p, live), dir);
-    await fs.writeFile(path.join(p.home, `.${id}.by`), opts.by ?? '').catch(() => undefined);
+    await fs.writeFile(stageNotePath(p, id), opts.by ?? '').catch(() => undefined);
     await fs.writeFile(path.join(p.home, `.${id}.base`), await this.baseOf(p, live));
     return { id, prefix: p.prefix, dir };
+  }
+
+  /**
+   * Removes the prefix's stages that nothing wrote into for ABANDONED_STAGE_MS: their client, or the
+   * worker that held them, went away, and while peers keep serving no start-up recovery runs to
+   * remove them (docs/releases.md "Crash safety").
+   */
+  private async discardAbandoned(p: PrefixPaths): Promise<void> {
+    for (const name of await fs.readdir(p.home).catch(() => [] as string[])) {
+      const id = name.endsWith('.staging') ? name.slice(0, -'.staging'.length) : '';
+      if (!isReleaseId(id)) continue;
+      const last =
+        (await fs.stat(stageNotePath(p, id)).catch(() => null)) ?? (await fs.stat(stagingDir(p, id)).catch(() => null));
+      if (last && this.now() - last.mtimeMs > ABANDONED_STAGE_MS) await this.discard(p.prefix, id);
+    }
   }
 
   /**
@@ -224,7 +245,13 @@ export class ReleaseStore {
       const { sums, hashed, ...summary } = await treeSummary(
         dir,
         known.filter((k) => k !== undefined),
-      );
+      ).catch((err: unknown) => {
+        if (!(err instanceof TreeChangedError)) throw err;
+        throw new ReleaseError(
+          wwwrootProblems.RELEASE_STAGE_CHANGED,
+          `a file of ${id} went away while it was committed: commit again once every batch into it has ended`,
+        );
+      });
       timings.read = hashed;
       this.staged.delete(dir);
       timings.digest = since(started);
@@ -287,6 +314,11 @@ export class ReleaseStore {
    * A release's digests, from memory while its file is the one read (a switch's diff and the next
    * commit then cost no parse), else read; undefined when there are none.
    */
+  /** The digests kept beside release `id` of `prefix` (undefined when none are kept). */
+  async sumsOf(prefix: string, id: string): Promise<TreeSums | undefined> {
+    return this.readSums(this.paths(prefix), checkReleaseId(id));
+  }
+
   private async readSums(p: PrefixPaths, id: string): Promise<TreeSums | undefined> {
     const file = sumsPath(p, id);
     const st = await fs.stat(file, { bigint: true }).catch(() => null);

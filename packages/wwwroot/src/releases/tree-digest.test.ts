@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
 import { ReleaseStore } from './index.js';
-import { formatSums, linkTree, parseSums, treeSummary } from './tree-digest.js';
+import { TreeChangedError, formatSums, linkTree, parseSums, treeSummary } from './tree-digest.js';
+import { writeByRename as write } from '../test-support/release-tree.js';
 
 // The tree digest at a cost that follows what changed (docs/releases.md "Manifest and history"):
 // a hard link no push touched keeps its digest, anything else is read, and the digest is always
@@ -17,16 +18,24 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function write(root: string, files: Record<string, string>): void {
-  for (const [rel, body] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-    const tmp = path.join(root, `.x${Math.random()}.ack-tmp`);
-    fs.writeFileSync(tmp, body);
-    fs.renameSync(tmp, path.join(root, rel));
-  }
-}
-
 describe('tree digest', () => {
+  it('says the tree changed (not a bare file error) when files it listed go away before they are read', async () => {
+    // More files than the walk looks at before the event loop's next turn: the removal below runs
+    // in that turn, after some files were listed and before any was read.
+    const names = Array.from({ length: 600 }, (_, i) => `f${i}.html`);
+    write(dir, Object.fromEntries(names.map((n) => [n, n])));
+    const summary = treeSummary(dir);
+    setImmediate(() => names.forEach((n) => fs.rmSync(path.join(dir, n))));
+    const err = await summary.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TreeChangedError);
+    // Its neighbour: files gone before they were listed leave a whole, smaller tree.
+    write(dir, { 'a.html': 'a' });
+    await expect(treeSummary(dir)).resolves.toMatchObject({ files: 1, bytes: 1 });
+  });
+
   it('reads only the files a stage does not share with the release it came from', async () => {
     const live = path.join(dir, 'live');
     write(live, { 'a.html': 'aaa', 'js/b.js': 'bbb', 'c.css': 'ccc', 'd.txt': 'ddd' });

@@ -69,7 +69,25 @@ export async function statTree(root: string): Promise<Map<string, fs.BigIntStats
   return out;
 }
 
+/** A file listed by the walk was gone (or no longer a file) when it was read: the tree changed meanwhile. */
+export class TreeChangedError extends Error {
+  constructor(readonly file: string) {
+    super(`${file} went away while the tree was read`);
+    this.name = 'TreeChangedError';
+  }
+}
+
 async function sha256File(file: string, size: bigint): Promise<string> {
+  try {
+    return await readSha256(file, size);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') throw new TreeChangedError(file);
+    throw err;
+  }
+}
+
+async function readSha256(file: string, size: bigint): Promise<string> {
   const h = createHash('sha256');
   if (size <= BigInt(READ_WHOLE_BYTES)) h.update(await fs.promises.readFile(file));
   else for await (const chunk of fs.createReadStream(file)) h.update(chunk as Buffer);

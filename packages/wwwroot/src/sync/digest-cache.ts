@@ -139,6 +139,27 @@ export class DigestCache {
     return { line: digest.line, bytes: digest.bytes };
   }
 
+  /**
+   * Takes `sha256` as the digest of the file at `absolute` under its facts `stat`, without reading
+   * it: for digests the host already holds for certain (a release's, after a switch: see
+   * `seedListingDigests`). `base` is its folder's path in a listing from the contract folder.
+   */
+  seed(absolute: string, stat: fs.BigIntStats, sha256: string, base: string): void {
+    const name = path.basename(absolute);
+    const bytes = Number(stat.size);
+    this.forget(absolute);
+    this.keep(absolute, path.dirname(absolute), name, {
+      size: stat.size,
+      mtimeNs: stat.mtimeNs,
+      ctimeNs: stat.ctimeNs,
+      ino: stat.ino,
+      sha256,
+      bytes,
+      base,
+      line: lineOf(`${base}${name}`, bytes, sha256),
+    });
+  }
+
   private keep(absolute: string, dir: string, name: string, digest: Digest): void {
     this.entries.set(absolute, digest);
     let files = this.folders.get(dir);

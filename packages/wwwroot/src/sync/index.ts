@@ -108,10 +108,11 @@ export function createSyncRouter(runtime: WwwrootRuntime): Router {
   );
 
   // The listing and the batch (docs/sync.md "The delta"): what a client needs to send only what differs.
-  router.get('/list', createListHandler(runtime, createDigestCache(runtime)));
+  const digests = createDigestCache(runtime);
+  router.get('/list', createListHandler(runtime, digests));
   router.post('/batch', createBatchHandler(runtime, flow, logger));
   // Releases of a prefix (docs/releases.md): a first slice, mounted only when asked for.
-  if (runtime.settings.releasesEnabled) router.use('/releases', createReleaseRouter(runtime, flow));
+  if (runtime.settings.releasesEnabled) router.use('/releases', createReleaseRouter(runtime, flow, digests));
 
   /** The answer to an upload: what was stored, once the module has been refreshed. */
   const answerUpload =

@@ -95,6 +95,28 @@ const httpByRequire = {
   },
 };
 
+/**
+ * commander takes `node:child_process` when it loads, for subcommands that are programs of their
+ * own, which ack has none of: its copy is taken at its first use instead. Loading it (and, with it,
+ * the modules it needs that a command does not) cost every command's start a few milliseconds
+ * (docs/benchmarks.md "Releases").
+ */
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? { path: args.path, namespace: 'lazy-child-process' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
+      contents:
+        "let loaded;\nconst real = () => (loaded ??= require('node:child_process'));\nmodule.exports = { spawn: (...args) => real().spawn(...args) };",
+      loader: 'js',
+    }));
+  },
+};
+
 export const bundleOptions = {
   entryPoints: { bin: path.join(dist, 'main.js') },
   outdir: dist,
@@ -114,7 +136,7 @@ export const bundleOptions = {
   banner: {
     js: "import { createRequire as __ackRequire } from 'node:module';\nconst require = __ackRequire(import.meta.url);",
   },
-  plugins: [ownUrls, noZodLocales, httpByRequire],
+  plugins: [ownUrls, noZodLocales, httpByRequire, lazyChildProcess],
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -195,7 +196,47 @@ describe('ack sync upload DIR --path P/ as a release', () => {
   });
 });
 
+/** A pass-through in front of a host that notes the SHA-256 of each batch body sent to it. */
+async function batchNoting(h: TestHost): Promise<{ url: string; batches: string[] }> {
+  const batches: string[] = [];
+  const proxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST' && req.url!.startsWith('/wwwroot/api/sync/batch'))
+        batches.push(createHash('sha256').update(body).digest('hex'));
+      const out = http.request(new URL(req.url!, h.url), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`, batches };
+}
+
 describe('a fleet: stage on every host, then switch', () => {
+  it('hosts that get the same files are sent the same batches, each built once (the same bytes)', async () => {
+    const [a, b] = [await host(), await host()];
+    const [pa, pb] = [await batchNoting(a), await batchNoting(b)];
+    // Six files of 900 KB: two batches (4 MiB at most each), none sent alone (past 1 MiB).
+    const files = Object.fromEntries(
+      Array.from({ length: 6 }, (_, i) => [`f${i}.html`, String.fromCharCode(97 + i).repeat(900 * 1024)]),
+    );
+    const dir = workDir(cleanups, files);
+    const r = await upload(dir, [pa.url, pb.url]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`released r-\\S+ on ${pa.url}: 6 created`));
+    expect(r.stdout).toMatch(new RegExp(`released r-\\S+ on ${pb.url}: 6 created`));
+    expect(pa.batches).toHaveLength(2);
+    // Built once, each body went to both hosts: a body built per host has its own boundary.
+    expect([...pb.batches].sort()).toEqual([...pa.batches].sort());
+    for (const h of [a, b]) for (const [name, text] of Object.entries(files)) expect(read(h, name)).toBe(text);
+  });
+
   it('switches every host when all staged', async () => {
     const [a, b] = [await host({ 'HDS/x.html': 'x' }), await host()];
     const dir = workDir(cleanups, { 'x.html': 'X', 'y.html': 'y' });

@@ -5,7 +5,7 @@ import { testAppSettings, useTestHosts } from '@ack/host/test-support';
 import { wwwrootModule } from '@ack/wwwroot';
 import { useCleanups } from '../../test-support/cleanups.js';
 import { workDir } from '../../test-support/work.js';
-import { pushPlan, type PushResult } from './batch-push.js';
+import { pushPlan, SharedBatches, type PushResult } from './batch-push.js';
 import type { LocalFile } from './delta-plan.js';
 import { scanFolder } from './files.js';
 import { DEFAULT_REQUEST } from './http.js';
@@ -39,7 +39,12 @@ async function planOf(dir: string): Promise<LocalFile[]> {
 const OFFER = { path: '/wwwroot/api/sync/batch', maxFiles: 1000, maxFileBytes: 1 << 20, maxBodyBytes: null };
 
 /** Pushes `created` to the host in batches, two at a time; `onDone` hears each result. */
-const pushAll = (url: string, created: LocalFile[], onDone: (r: PushResult) => void = () => undefined) =>
+const pushAll = (
+  url: string,
+  created: LocalFile[],
+  onDone: (r: PushResult) => void = () => undefined,
+  shared?: SharedBatches,
+) =>
   pushPlan(
     url,
     TOKEN,
@@ -49,6 +54,8 @@ const pushAll = (url: string, created: LocalFile[], onDone: (r: PushResult) => v
     DEFAULT_REQUEST,
     2,
     onDone,
+    undefined,
+    shared,
   );
 
 describe('pushPlan in batches', () => {
@@ -81,5 +88,27 @@ describe('pushPlan in batches', () => {
     const results = await pushAll(h.url, created);
     expect(results).toEqual([expect.objectContaining({ path: 'APP/x.html', ok: false })]);
     expect(fs.existsSync(path.join(h.contracts, 'APP'))).toBe(false);
+  });
+
+  it('shares built batches between hosts, keeps none once every host took it, and past its bound builds again', async () => {
+    const [a, b] = [await host(), await host()];
+    // 600 files of 10 KB: batches of at most 500 files (the batch's own bound), so two.
+    const dir = workDir(
+      cleanups,
+      Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`f${i}.html`, `${i}`.padEnd(10 * 1024, '.')])),
+    );
+    const created = await planOf(dir);
+    for (const bound of [64 << 20, 0]) {
+      const shared = new SharedBatches(2, bound);
+      const [ra, rb] = await Promise.all([a, b].map((h) => pushAll(h.url, created, undefined, shared)));
+      for (const results of [ra!, rb!]) {
+        expect(results).toHaveLength(600);
+        expect(results.every((r) => r.ok && r.sha256 !== undefined)).toBe(true);
+      }
+      // Each file confirmed with the digest of the bytes sent, the same on both hosts.
+      expect(rb!.map((r) => r.sha256)).toEqual(ra!.map((r) => r.sha256));
+      expect(shared.heldBytes).toBe(0);
+      for (const h of [a, b]) expect(fs.readdirSync(path.join(h.contracts, 'APP'))).toHaveLength(600);
+    }
   });
 });

@@ -167,6 +167,54 @@ function readableBatch(
   }
 }
 
+/** A batch as built: its body and which of its files went in. */
+type BuiltBatch = ReturnType<typeof readableBatch>;
+
+/** Most bytes of built bodies kept for hosts that have not yet sent them. */
+const SHARED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Batch bodies built once for several hosts that get the same batches (the same files, in the
+ * same order, under the same prefix and limits; docs/sync.md "Several hosts"): the files are read
+ * and hashed once, and every host is sent the same bytes, checked against the same digests. A body
+ * is kept until each host has taken it; past `maxBytes` kept (one host far behind the others), a
+ * body is not kept, and a host that comes to it later builds its own.
+ */
+export class SharedBatches {
+  private readonly kept = new Map<string, { batch: BuiltBatch; left: number; bytes: number }>();
+  private held = 0;
+
+  constructor(
+    private readonly hosts: number,
+    private readonly maxBytes = SHARED_BYTES,
+  ) {}
+
+  /** The batch `key` as built by the first host to come to it (or by `build` now). */
+  take(key: string, build: () => BuiltBatch): BuiltBatch {
+    const kept = this.kept.get(key);
+    if (kept) {
+      if (--kept.left === 0) {
+        this.kept.delete(key);
+        this.held -= kept.bytes;
+      }
+      return kept.batch;
+    }
+    const batch = build();
+    const body = batch.body.body;
+    const bytes = body instanceof Uint8Array ? body.byteLength : Infinity;
+    if (this.hosts > 1 && this.held + bytes <= this.maxBytes) {
+      this.kept.set(key, { batch, left: this.hosts - 1, bytes });
+      this.held += bytes;
+    }
+    return batch;
+  }
+
+  /** Bytes of bodies kept for hosts that have not sent them yet. */
+  get heldBytes(): number {
+    return this.held;
+  }
+}
+
 /** `POST <offer.path>`: the files (each after its `filePath`) and the deletions, one outcome each. */
 async function sendBatch(
   url: string,
@@ -177,8 +225,9 @@ async function sendBatch(
   offer: BatchOffer,
   settings: RequestSettings,
   route: Route,
+  build: () => BuiltBatch = () => readableBatch(module, files, deletes, route.wire),
 ): Promise<PushResult[]> {
-  const { body, sending, unreadable } = readableBatch(module, files, deletes, route.wire);
+  const { body, sending, unreadable } = build();
   const failedAlone: PushResult[] = unreadable.map(({ file, error }) => ({
     url: baseUrl(url),
     ok: false,
@@ -278,6 +327,7 @@ export async function pushPlan(
   concurrency: number,
   onDone: (result: PushResult, bytes: number) => void,
   stage?: StageRoute,
+  shared?: SharedBatches,
 ): Promise<PushResult[]> {
   const sends = [...plan.created, ...plan.changed];
   const created = new Set(plan.created);
@@ -313,10 +363,19 @@ export async function pushPlan(
   if (offer) {
     const { batches, alone } = groupForBatches(sends, offer);
     const deleteBatches = groupDeletions(plan.deleted, offer);
+    // A batch's body, built here or taken from another host's push of the same batches.
+    const built = (key: string, files: LocalFile[], deletes: string[]) => () =>
+      shared
+        ? shared.take(key, () => readableBatch(module, files, deletes, route.wire))
+        : readableBatch(module, files, deletes, route.wire);
     tasks = [
       ...alone.map(one),
-      ...batches.map((b) => () => sendBatch(url, token, module, b, [], offer, settings, route)),
-      ...deleteBatches.map((d) => () => sendBatch(url, token, module, [], d, offer, settings, route)),
+      ...batches.map(
+        (b, i) => () => sendBatch(url, token, module, b, [], offer, settings, route, built(`f${i}`, b, [])),
+      ),
+      ...deleteBatches.map(
+        (d, i) => () => sendBatch(url, token, module, [], d, offer, settings, route, built(`d${i}`, [], d)),
+      ),
     ];
   } else {
     tasks = [...sends.map(one), ...plan.deleted.map(oneDelete)];

@@ -91,7 +91,9 @@ export async function scanLocal(root: string, prefix: string | undefined, rehash
     const known = rehash ? knowNothing(scanned) : loadDigestCache(root, scanned);
     const base = joinRemote(prefix, '');
     // The common case (no `\\` in the name) skips the general join: thousands of files.
-    const remoteOf = (rel: string) => (rel.includes('\\') ? joinRemote(prefix, rel) : base ? `${base}/${rel}` : rel);
+    let joined = false;
+    const remoteOf = (rel: string) =>
+      rel.includes('\\') ? ((joined = true), joinRemote(prefix, rel)) : base ? `${base}/${rel}` : rel;
     const files = scanned.map((f, i) => ({
       file: f.abs,
       remotePath: remoteOf(f.rel),
@@ -99,7 +101,8 @@ export async function scanLocal(root: string, prefix: string | undefined, rehash
       sha256: known.digests[i],
       scanned: f,
     }));
-    refuseCollisions(files);
+    // Appended to one base, distinct names stay distinct: only a name read another way can collide.
+    if (joined) refuseCollisions(files);
     return { root, base, files, scannedAtMs, known };
   } catch (err) {
     if (err instanceof CliError) throw err;

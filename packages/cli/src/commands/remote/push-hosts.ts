@@ -1,4 +1,4 @@
-import { pushPlan, type PushResult, type StageRoute } from './batch-push.js';
+import { pushPlan, SharedBatches, type PushResult, type StageRoute } from './batch-push.js';
 import { noteSentDigests, planHosts, saveLocal, scanLocal, type HostDelta, type LocalFolder } from './delta-plan.js';
 import type { RequestSettings } from './http.js';
 import { savePending, type PendingRefresh } from './refresh-pending.js';
@@ -51,9 +51,10 @@ export async function pushHosts(
   stageOf?: (url: string) => StageRoute,
 ): Promise<PushResult[]> {
   const noteSent = noteSentDigests(folder.files);
+  const shared = sharedBatches(folder, planned, stageOf);
   const results = (
     await Promise.all(
-      planned.map((d) =>
+      planned.map((d, i) =>
         pushPlan(
           d.url,
           send.token,
@@ -67,6 +68,7 @@ export async function pushHosts(
             onDone(r, bytes);
           },
           stageOf?.(d.url),
+          shared[i],
         ),
       ),
     )
@@ -74,4 +76,37 @@ export async function pushHosts(
   saveLocal(folder);
   savePending(root, pending, results);
   return results;
+}
+
+/**
+ * For each planned host, the batches it shares with the other hosts that get the same ones: the
+ * same files in the same order, the same deletions, the same batch limits and the same prefix
+ * (docs/sync.md "Several hosts"). A first push to several hosts reads and hashes each file once.
+ */
+function sharedBatches(
+  folder: LocalFolder,
+  planned: readonly HostDelta[],
+  stageOf?: (url: string) => StageRoute,
+): Array<SharedBatches | undefined> {
+  if (planned.length < 2) return [];
+  const index = new Map(folder.files.map((f, i) => [f, i]));
+  const signature = (d: HostDelta) => {
+    if (!d.plan || !d.offer) return undefined;
+    const { maxFiles, maxBodyBytes, maxFieldsBytes } = d.offer;
+    const sends = [...d.plan.created, ...d.plan.changed].map((f) => index.get(f) ?? -1);
+    if (sends.includes(-1)) return undefined;
+    return JSON.stringify([
+      stageOf?.(d.url).target.prefix ?? '',
+      maxFiles,
+      maxBodyBytes,
+      maxFieldsBytes ?? null,
+      sends,
+      d.plan.deleted,
+    ]);
+  };
+  const signatures = planned.map(signature);
+  const groups = new Map<string, SharedBatches>();
+  for (const s of signatures)
+    if (s !== undefined && !groups.has(s)) groups.set(s, new SharedBatches(signatures.filter((x) => x === s).length));
+  return signatures.map((s) => (s === undefined ? undefined : groups.get(s)));
 }

@@ -23,6 +23,8 @@ async function push(store: ReleaseStore, files: Record<string, string>) {
   return store.commit('HDS/', s.id);
 }
 
+/** Longer than the kernel's clock tick for file times (at most 10 ms). */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 25));
 const FILES = ['a.html', 'js/app.js', 'js/lib/util.js'];
 const live = (rel: string) => path.join(dir, 'HDS', ...rel.split('/'));
 const base = (rel: string) => `HDS/${rel.slice(0, rel.lastIndexOf('/') + 1)}`;
@@ -40,6 +42,8 @@ describe('the listing after a switch', () => {
     await push(store, { 'a.html': 'one', 'js/app.js': 'A1', 'js/lib/util.js': 'U' });
     const cache = new DigestCache();
     for (const rel of FILES) await cache.digest(live(rel), fs.statSync(live(rel), { bigint: true }), base(rel));
+    // File times move by the kernel's clock tick (a few milliseconds): the links below come later.
+    await tick();
     const r2 = await push(store, { 'a.html': 'two' });
     // The stage's hard links moved the ctime of the files it shared: without the seed, read again.
     expect(FILES.map((rel) => known(cache, rel))).toEqual([undefined, undefined, undefined]);
@@ -62,7 +66,9 @@ describe('the listing after a switch', () => {
     const cache = new DigestCache();
     await seedListingDigests(cache, store, r2);
     expect(known(cache, 'js/lib/util.js')).toBeUndefined();
-    // Edited in place after the seed, same size, mtime put back: its ctime moved, so it is read.
+    // Edited in place after the seed (a clock tick later), same size, mtime put back: its ctime
+    // moved, so it is read.
+    await tick();
     const target = fs.realpathSync(live('js/app.js'));
     const { atime, mtime } = fs.statSync(target);
     fs.writeFileSync(target, 'A2');

@@ -127,6 +127,30 @@ describe('sync releases over HTTP', () => {
     expect([byPut, byBatch, byListing, idle].map(staged)).toEqual([true, true, true, false]);
   });
 
+  it("refuses a stage id that is not one (a way out of the prefix's folder) before touching any file", async () => {
+    const host = await start();
+    await release(host, { 'a.html': 'a' });
+    // A folder named like a stage, two levels up from the prefix's releases, holding a file.
+    const decoy = path.join(host.contracts, 'x.staging');
+    fs.mkdirSync(decoy);
+    fs.writeFileSync(path.join(decoy, 'keep.html'), 'keep');
+    for (const method of ['DELETE', 'PUT']) {
+      const out = await api(
+        host,
+        `/stage/..%2F..%2Fx/file`,
+        { path: 'HDS/', filePath: 'keep.html' },
+        { method, ...(method === 'PUT' ? { body: 'overwritten' } : {}) },
+      );
+      expect(out.status, method).toBe(400);
+      expect(await out.json()).toMatchObject({ code: 'release.bad_id' });
+    }
+    expect(fs.readFileSync(path.join(decoy, 'keep.html'), 'utf8')).toBe('keep');
+    // Its neighbour, a well-formed id with no stage, is unknown.
+    const unknown = await api(host, '/stage/x/file', { path: 'HDS/', filePath: 'keep.html' }, { method: 'DELETE' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ code: 'release.not_staged' });
+  });
+
   it('refuses a nested prefix, an unknown release and a path out of the stage as problems', async () => {
     const host = await start();
     await release(host, { 'a.html': 'a' });

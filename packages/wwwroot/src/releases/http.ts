@@ -10,7 +10,8 @@ import { contractFolderOf } from '../sync/module-folders.js';
 import { removeEmptyParents } from '../sync/empty-folders.js';
 import { parseModuleName, queryOf, resolveInFolder } from '../sync/targets.js';
 import { ReleaseError, type ReleaseManifest, type ReleaseStore, type SwitchTimings } from './store.js';
-import { liveId, stageNotePath } from './layout.js';
+import { liveId } from './layout.js';
+import { stagedFolderOf } from './stage-target.js';
 import { refreshModule } from '../sync/refresh.js';
 import type { DigestCache } from '../sync/digest-cache.js';
 import { seedListingDigests } from './listing-seed.js';
@@ -78,17 +79,19 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
     });
   });
 
+  /**
+   * The staging folder `/stage/:id/...` names, checked as a batch's `?release=` is (the id, the
+   * prefix, the folder there) and marked as in use.
+   */
+  async function stagingOf(req: express.Request) {
+    const { q, module } = await target(req);
+    const staging = await stagedFolderOf(runtime, module, new Map([...q, ['release', String(req.params.id)]]));
+    return { q, staging: staging! };
+  }
+
   /** The staged file a PUT names; the staging must exist. */
   async function stagedFile(req: express.Request) {
-    const { q, store, prefix } = await target(req);
-    const dir = store.paths(prefix);
-    const staging = `${dir.home}/${req.params.id}.staging`;
-    if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(String(req.params.id)) || !(await exists(staging))) {
-      throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, 'no such release is being staged');
-    }
-    // The stage is in use: not abandoned (docs/releases.md "Crash safety").
-    const now = new Date();
-    await fs.utimes(stageNotePath(dir, String(req.params.id)), now, now).catch(() => undefined);
+    const { q, staging } = await stagingOf(req);
     const { relative, absolute } = await resolveInFolder(staging, q.get('filepath') ?? '');
     return { change: 'Changed' as const, targets: [absolute], request: relative };
   }
@@ -96,10 +99,7 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
   router.delete(
     '/stage/:id/file',
     route(async (req, res) => {
-      const { q, store, prefix } = await target(req);
-      const staging = `${store.paths(prefix).home}/${req.params.id}.staging`;
-      if (!(await exists(staging)))
-        throw new ReleaseError(wwwrootProblems.RELEASE_NOT_STAGED, 'no such release is being staged');
+      const { q, staging } = await stagingOf(req);
       const { relative, absolute } = await resolveInFolder(staging, q.get('filepath') ?? '');
       const existed = await fs.rm(absolute).then(
         () => true,

@@ -1,4 +1,3 @@
-import { wwwrootProblems } from '../problem-codes.js';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -223,9 +222,3 @@ function asProblem(err: unknown): unknown {
     ? new ProblemError({ status: err.status, code: err.code, detail: err.message })
     : err;
 }
-
-const exists = (p: string) =>
-  fs.lstat(p).then(
-    () => true,
-    () => false,
-  );

@@ -3,7 +3,8 @@
 // bench/.work-sync (the same disk). Cases: a no-op push of a 5,000-file tree already on both, the
 // same tree with 50 files changed and 10 deleted (--delete), the first push of the whole tree, and
 // one 200 MiB file beside `dd if=/dev/zero ... conv=fsync` on the same disk (the host flushes every
-// file it writes, so the disk's own figure includes the flush too). ack's local digest cache lives
+// file it writes, so the disk's own figure includes the flush too) and beside rsync -W, with and
+// without --fsync, and with a SHA-1 whole-file check (ack checks the file by SHA-256 on both sides). ack's local digest cache lives
 // under bench/.work-sync (XDG_CACHE_HOME), warm after the first push as it would be for a user; the
 // no-op is also measured with --rehash (every local file read and hashed, as rsync --checksum does). Each figure is the
 // median of SYNC_ROUNDS rounds (default 3); a ratio is ack's time over the peer's. The whole run is
@@ -510,6 +511,10 @@ function bigFile() {
       run('dd', ['if=/dev/zero', `of=${ddOut}`, 'bs=1M', `count=${BIG_MIB}`, 'conv=fsync', 'status=none']),
     'rsync -W': () => run('rsync', ['-W', big, `${rsyncd.target}big.bin`]),
     'rsync -W --fsync': () => run('rsync', ['-W', '--fsync', big, `${rsyncd.target}big.bin`]),
+    // The same durability and a cryptographic whole-file check on both sides, as ack's SHA-256:
+    // rsync's default check (xxh128) is not one (docs/benchmarks.md "Releases").
+    'rsync -W --fsync --checksum-choice=sha1': () =>
+      run('rsync', ['-W', '--fsync', '--checksum-choice=sha1', big, `${rsyncd.target}big.bin`]),
   });
 }
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathKey, targetLocks } from './keyed-lock.js';
+import { offThreadWriteAvailable, writeOffThread } from './off-thread-write.js';
 import { namespaceTag, ownerPart } from './temp-owner.js';
 
 /**
@@ -67,6 +68,8 @@ const TEMP_SUFFIX = '.ack-tmp';
 const WRITE_BYTES = 1024 * 1024;
 /** A staged file is also flushed in the background every this many bytes. */
 const FLUSH_BEHIND_BYTES = 8 * 1024 * 1024;
+/** A body declared at least this big is hashed and written off the main thread (`off-thread-write.ts`). */
+const OFF_THREAD_BYTES = 8 * 1024 * 1024;
 
 /**
  * Unique per process (random, drawn once) and per write (a counter): hosts and workers sharing a
@@ -182,6 +185,14 @@ export function openTempSync(
   }
 }
 
+/** What a caller knows of a body that may be big: a big one is written off the main thread. */
+export interface BigBody {
+  /** The length the request declares. */
+  declaredBytes: number;
+  /** The chunks are the body's own (`OffThreadWriteOptions.chunksOwned`). */
+  chunksOwned: boolean;
+}
+
 /**
  * Streams `source` into a new temporary file in `dir` (created if missing), counting bytes and
  * hashing as it goes, and flushes it. On any failure (source error, limit, disk) the temporary file
@@ -190,8 +201,10 @@ export function openTempSync(
 export async function stageStream(
   dir: string,
   source: Readable,
-  options: StageOptions & { nameHint?: string } = {},
+  options: StageOptions & { nameHint?: string; bigBody?: BigBody } = {},
 ): Promise<StagedFile> {
+  if (options.bigBody && options.bigBody.declaredBytes >= OFF_THREAD_BYTES && offThreadWriteAvailable())
+    return stageOffThread(dir, source, { ...options, chunksOwned: options.bigBody.chunksOwned });
   const { handle, tempPath, createdDir } = await openTemp(
     dir,
     options.nameHint ?? 'upload',
@@ -240,6 +253,40 @@ export async function stageStream(
   }
   return Object.assign(staged, { bytes, sha256: hash.digest('hex') });
 }
+
+/** As `stageStream`, with the hashing and the writes on the upload write thread (`off-thread-write.ts`). */
+async function stageOffThread(
+  dir: string,
+  source: Readable,
+  options: StageOptions & { nameHint?: string; chunksOwned: boolean },
+): Promise<StagedFile> {
+  const { fd, tempPath, createdDir } = await openTempFd(
+    dir,
+    options.nameHint ?? 'upload',
+    options.orIn,
+    options.missing,
+  );
+  const staged: StagedInternal = { tempPath, bytes: 0, sha256: '', createdDir };
+  const limit = options.maxBytes ?? Infinity;
+  let written: { bytes: number; sha256: string };
+  try {
+    written = await writeOffThread(fd, source, {
+      maxBytes: limit,
+      tooLarge: () => new FileTooLargeError(limit),
+      flushEvery: FLUSH_BEHIND_BYTES,
+      chunksOwned: options.chunksOwned,
+    });
+  } catch (err) {
+    await closeFd(fd);
+    source.resume?.();
+    await discardStaged(staged);
+    throw err;
+  }
+  await closeFd(fd);
+  return Object.assign(staged, written);
+}
+
+const closeFd = (fd: number) => new Promise<void>((resolve) => fsCallback.close(fd, () => resolve()));
 
 /** Stages a copy of a staged file in another folder (the second target of a "both or neither" write). */
 export async function stageCopy(dir: string, from: StagedFile): Promise<StagedFile> {

@@ -104,7 +104,15 @@ export async function receiveBody(req: Request, res: Response, options: ReceiveB
   if (req.destroyed || req.socket?.destroyed || aborted()) onGone();
   try {
     if (failure !== undefined) throw failure;
-    const staged = await stageStream(options.dir, source, { maxBytes: limit.bytes, nameHint: options.nameHint });
+    const declared = Number(req.headers['content-length']);
+    const staged = await stageStream(options.dir, source, {
+      maxBytes: limit.bytes,
+      nameHint: options.nameHint,
+      // HTTP/1.1's parser hands over each chunk as a fresh copy, which no one else holds.
+      bigBody: Number.isSafeInteger(declared)
+        ? { declaredBytes: declared, chunksOwned: req.httpVersionMajor === 1 }
+        : undefined,
+    });
     if (failure !== undefined || aborted()) {
       await discardStaged(staged);
       throw failure ?? new ClientGoneError();

@@ -292,3 +292,87 @@ describe('PUT /wwwroot/api/sync/upload: one file as the whole body', () => {
     conn.destroy();
   });
 });
+
+// A body declared at 8 MiB or more is hashed and written on the upload write thread
+// (docs/sync.md "One big file"): the same answers, the same clean-up, over both protocols.
+describe('PUT /wwwroot/api/sync/upload: a big body, written off the main thread', () => {
+  const MiB = 1024 * 1024;
+  const big = (size: number, seed: number) => Buffer.from(Array.from({ length: size }, (_, i) => (i * 7 + seed) % 251));
+
+  it('stores it whole with its digest, replaces it, and serves it; over HTTP/2 as well', async () => {
+    const host = await start({ maxFileBytes: 32 * MiB, tls: true });
+    const first = big(12 * MiB + 5, 1);
+    let res = await put(host, { changeType: 'Created', filePath: 'HDS/big/one.bin' }, first);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ bytes: first.length, sha256: sha(first), existed: false });
+    const stored = path.join(host.contracts, 'HDS', 'big', 'one.bin');
+    expect(fs.readFileSync(stored).equals(first)).toBe(true);
+
+    const second = big(9 * MiB, 2);
+    res = await put(host, { filePath: 'HDS/big/one.bin' }, second);
+    expect(await res.json()).toMatchObject({ bytes: second.length, sha256: sha(second), existed: true });
+    expect(Buffer.from(await (await fetch(`${host.url}/view/big/one.bin`)).arrayBuffer()).equals(second)).toBe(true);
+
+    // HTTP/2 hands over chunks the host does not own: they are copied to the thread, not moved.
+    const session = http2.connect(host.host.tlsUrl!, { rejectUnauthorized: false });
+    session.on('error', () => undefined);
+    try {
+      const third = big(10 * MiB, 3);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const stream = session.request({
+          ':method': 'PUT',
+          ':path': target({ filePath: 'HDS/big/one.bin' }),
+          authorization: AUTH,
+          'content-length': String(third.length),
+        });
+        let text = '';
+        stream.setEncoding('utf8');
+        stream.on('data', (d: string) => (text += d));
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+        stream.end(third);
+      });
+      expect(JSON.parse(answer)).toMatchObject({ bytes: third.length, sha256: sha(third) });
+      expect(fs.readFileSync(stored).equals(third)).toBe(true);
+    } finally {
+      session.close();
+    }
+    expect(tempFilesUnder(host.contracts)).toEqual([]);
+  });
+
+  it('forgets a client that leaves mid-body: no temporary file, the old file kept, the next big body taken', async () => {
+    const host = await start({ maxFileBytes: 32 * MiB });
+    const conn = await rawConnection(host.url);
+    conn.write(
+      `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${20 * MiB}\r\n\r\n`,
+    );
+    conn.write(Buffer.alloc(10 * MiB, 0x7a));
+    const dir = path.join(host.contracts, 'HDS');
+    await waitFor(() => tempFilesUnder(dir).length === 1);
+    conn.destroy();
+    await waitFor(() => tempFilesUnder(dir).length === 0);
+    expect(fs.readdirSync(dir)).toEqual(['page.html']);
+    expect(page(host)).toBe('<p>v1</p>');
+    const next = big(8 * MiB, 4);
+    const res = await put(host, { filePath: 'HDS/page.html' }, next);
+    expect(await res.json()).toMatchObject({ bytes: next.length, sha256: sha(next) });
+  });
+
+  it('answers a big upload stalled mid-body 503 when the host stops, and removes its staged file', async () => {
+    const host = await start({ maxFileBytes: 32 * MiB });
+    const conn = await rawConnection(host.url);
+    conn.write(
+      `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${16 * MiB}\r\n\r\n`,
+    );
+    conn.write(Buffer.alloc(9 * MiB, 0x79)); // the rest never comes
+    const dir = path.join(host.contracts, 'HDS');
+    await waitFor(() => tempFilesUnder(dir).length === 1);
+    await host.close();
+    const text = await conn.until(/\r\n\r\n[\s\S]*\}/);
+    expect(text).toMatch(/^HTTP\/1\.1 503 /);
+    expect(text).toContain('host.stopping');
+    expect(tempFilesUnder(dir)).toEqual([]);
+    expect(page(host)).toBe('<p>v1</p>');
+    conn.destroy();
+  });
+});

@@ -19,8 +19,8 @@ afterEach(() => {
 const AUTH = `Basic ${Buffer.from('team-token:').toString('base64')}`;
 
 /** A host whose screen folder is a 64 KiB file system holding the old page. */
-async function startOnTinyDisk() {
-  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'] } }), {
+async function startOnTinyDisk(security: Record<string, unknown> = {}) {
+  const home = hosts.home(testAppSettings({ AppSettings: { LoadModules: ['wwwroot'], Security: security } }), {
     'modules/wwwroot/module.json': { ModuleID: 'wwwroot', ModuleConfig: { FileSyncTokens: ['team-token'] } },
   });
   const folder = path.join(home.home, 'contracts', 'wwwroot', 'HDS');
@@ -55,6 +55,21 @@ describe('sync upload on a full disk', () => {
       );
       expect(temps).toEqual([]);
     }
+  });
+
+  it('answers a big PUT that does not fit 507 storage.full (written off the main thread): old file kept, nothing left', async () => {
+    const { home, folder, url } = await startOnTinyDisk({ MaxContractSyncFileBytes: 16 * 1024 * 1024 });
+    const res = await fetch(
+      `${url}/wwwroot/api/sync/upload?moduleName=wwwroot&changeType=Changed&filePath=HDS/page.html`,
+      { method: 'PUT', headers: { Authorization: AUTH }, body: Buffer.alloc(9 * 1024 * 1024, 0x62) },
+    );
+    expect(res.status).toBe(507);
+    expect(await res.json()).toMatchObject({ status: 507, code: 'storage.full' });
+    expect(fs.readFileSync(path.join(folder, 'page.html'), 'utf8')).toBe('<p>v1</p>');
+    const temps = (fs.readdirSync(home.home, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) =>
+      isTemporaryFileName(path.basename(f)),
+    );
+    expect(temps).toEqual([]);
   });
 
   it('answers a batch that does not fit 507 storage.full: nothing of it committed, no temporary file', async () => {

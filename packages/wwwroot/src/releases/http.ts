@@ -118,6 +118,7 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
       await timed(timings, () => announceSwitch(req, module, store, switched));
       res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
+      // The stage's hard links moved the ctime of every file it shared: the whole tree is seeded.
       await seedAfterAnswer(store, switched);
     }),
   );
@@ -158,10 +159,17 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
       const timings: SwitchTimings = {};
       const switched = await store.rollback(prefix, q.get('to') || undefined, timings);
       // A rollback to the live release changes nothing: nothing to tell.
-      if (switched.id !== before) await timed(timings, () => announceSwitch(req, module, store, switched));
+      let changed: string[] = [];
+      if (switched.id !== before)
+        await timed(timings, async () => {
+          changed = await switchedFiles(store, switched);
+          await announceSwitch(req, module, store, switched, changed);
+        });
       res.setHeader('Server-Timing', serverTiming(timings));
       res.json(switched);
-      if (switched.id !== before) await seedAfterAnswer(store, switched);
+      // Going back links nothing: unless the prune removed a release (which moves the ctime of the
+      // files it shared), only the files the switch changed are new to the listing's cache.
+      if (switched.id !== before) await seedAfterAnswer(store, switched, timings.pruned === 0 ? changed : undefined);
     }),
   );
   /**
@@ -169,18 +177,24 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
    * time stays what the host needs to switch). A failure here costs only a listing that reads the
    * files again.
    */
-  async function seedAfterAnswer(store: ReleaseStore, m: ReleaseManifest): Promise<void> {
-    await seedListingDigests(digests, store, m).catch(() => 0);
+  async function seedAfterAnswer(store: ReleaseStore, m: ReleaseManifest, only?: readonly string[]): Promise<void> {
+    await seedListingDigests(digests, store, m, only).catch(() => 0);
   }
 
   /**
    * A switch is one change for the module and for live reload: the files the two releases differ
    * in, at their paths through the link, refreshed and announced once (not once per file).
    */
-  async function announceSwitch(req: express.Request, module: string, store: ReleaseStore, m: ReleaseManifest) {
+  async function announceSwitch(
+    req: express.Request,
+    module: string,
+    store: ReleaseStore,
+    m: ReleaseManifest,
+    changed?: string[],
+  ) {
     const p = store.paths(m.prefix);
     if (m.previous === m.id) return;
-    const changed = await store.switchedFiles(m.prefix, m.previous, m.id).catch(() => [] as string[]);
+    changed ??= await switchedFiles(store, m);
     if (changed.length === 0) return;
     const authorizationKey = req.headers.authorizationkey;
     await refreshModule(
@@ -200,6 +214,10 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
 }
 
 /** The refresh and live-reload message of a switch, timed as `announce`. */
+/** The files a switch changed, relative to the prefix; none when they cannot be told. */
+const switchedFiles = (store: ReleaseStore, m: ReleaseManifest) =>
+  store.switchedFiles(m.prefix, m.previous, m.id).catch(() => [] as string[]);
+
 async function timed(timings: SwitchTimings & { announce?: number }, announce: () => Promise<void>): Promise<void> {
   const t = process.hrtime.bigint();
   await announce();
@@ -210,7 +228,7 @@ async function timed(timings: SwitchTimings & { announce?: number }, announce: (
  * Where a switch's time went on the host, as a `Server-Timing` header (docs/wire-formats.md "Sync
  * releases"): what a client's clock cannot tell apart from the network and its own start-up.
  */
-const serverTiming = ({ read, ...timings }: Record<string, number | undefined>) =>
+const serverTiming = ({ read, pruned: _pruned, ...timings }: Record<string, number | undefined>) =>
   Object.entries(timings)
     .filter(([, ms]) => ms !== undefined)
     .map(([name, ms]) => `${name};dur=${ms!.toFixed(2)}${name === 'digest' ? `;desc="${read} read"` : ''}`)

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DigestCache } from '../sync/digest-cache.js';
 import { ReleaseStore } from './index.js';
+import type { SwitchTimings } from './store.js';
 import { seedListingDigests } from './listing-seed.js';
 import { writeByRename as write } from '../test-support/release-tree.js';
 
@@ -76,5 +77,42 @@ describe('the listing after a switch', () => {
     expect(known(cache, 'js/app.js')).toBeUndefined();
     // Its untouched neighbour is still known.
     expect(known(cache, 'a.html')).toBe(await truth('a.html'));
+  });
+
+  it('after a rollback that pruned nothing, knows every file from a seed of only the files it switched', async () => {
+    const store = new ReleaseStore({ contractDir: dir });
+    const r1 = await push(store, { 'a.html': 'one', 'js/app.js': 'A1', 'js/lib/util.js': 'U' });
+    const r2 = await push(store, { 'a.html': 'two' });
+    const cache = new DigestCache();
+    await seedListingDigests(cache, store, r2);
+    await tick();
+    const timings: SwitchTimings = {};
+    const back = await store.rollback('HDS/', r1.id, timings);
+    expect(timings.pruned).toBe(0);
+    const changed = await store.switchedFiles('HDS/', back.previous, back.id);
+    expect(changed).toEqual(['a.html']);
+    // Only the switched file is stat'ed and taken; the others' entries still hold (no ctime moved).
+    expect(await seedListingDigests(cache, store, back, changed)).toBe(1);
+    expect(FILES.map((rel) => known(cache, rel))).toEqual(await Promise.all(FILES.map(truth)));
+  });
+
+  it('after a rollback that pruned a release, the files it shared are new to the cache: the whole tree is seeded', async () => {
+    await push(new ReleaseStore({ contractDir: dir }), { 'a.html': 'one', 'js/app.js': 'A1', 'js/lib/util.js': 'U' });
+    const r2 = await push(new ReleaseStore({ contractDir: dir }), { 'a.html': 'two' });
+    const r3 = await push(new ReleaseStore({ contractDir: dir }), { 'a.html': 'three' });
+    const cache = new DigestCache();
+    await seedListingDigests(cache, new ReleaseStore({ contractDir: dir }), r3);
+    await tick();
+    // `Releases:Keep` lowered to 1 since: going back to r2 keeps r2 and r3 (within its grace) and removes r1.
+    const store = new ReleaseStore({ contractDir: dir, keep: 1 });
+    const timings: SwitchTimings = {};
+    const back = await store.rollback('HDS/', r2.id, timings);
+    expect(timings.pruned).toBe(1);
+    const changed = await store.switchedFiles('HDS/', back.previous, back.id);
+    await seedListingDigests(cache, store, back, changed);
+    // The files r1 shared lost a link: their ctime moved, so a seed of the switched file alone leaves them to a read.
+    expect(known(cache, 'js/app.js')).toBeUndefined();
+    expect(await seedListingDigests(cache, store, back)).toBe(3);
+    expect(FILES.map((rel) => known(cache, rel))).toEqual(await Promise.all(FILES.map(truth)));
   });
 });

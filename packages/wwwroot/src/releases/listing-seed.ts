@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { DigestCache } from '../sync/digest-cache.js';
 import type { ReleaseManifest, ReleaseStore } from './store.js';
@@ -10,18 +11,22 @@ import { statTree } from './tree-digest.js';
  * release read the whole tree again: a stage's hard links and a prune's removals move the ctime
  * of every file they share, and the cache takes a moved ctime for an edit. A file is taken only
  * when its inode, size and mtime are those its digest was kept under. Returns how many were taken.
+ * With `only` (paths relative to the prefix), just those files: after a switch that moved no
+ * ctime (a rollback that pruned nothing), the others' entries are still good.
  */
 export async function seedListingDigests(
   cache: DigestCache,
   store: ReleaseStore,
   manifest: ReleaseManifest,
+  only?: readonly string[],
 ): Promise<number> {
   const sums = await store.sumsOf(manifest.prefix, manifest.id);
   if (!sums) return 0;
   const p = store.paths(manifest.prefix);
   const prefixBase = `${p.segments.join('/')}/`;
   let taken = 0;
-  for (const [rel, st] of await statTree(p.link)) {
+  const files = only ? await statFiles(p.link, only) : await statTree(p.link);
+  for (const [rel, st] of files) {
     const sum = sums.get(rel);
     if (!sum || sum.ino !== st.ino || sum.size !== st.size || sum.mtimeNs !== st.mtimeNs) continue;
     const cut = rel.lastIndexOf('/');
@@ -29,4 +34,16 @@ export async function seedListingDigests(
     taken++;
   }
   return taken;
+}
+
+/** The facts of these files of the tree at `root`; a file that is not there (any more) is left out. */
+async function statFiles(root: string, rels: readonly string[]): Promise<Map<string, fs.BigIntStats>> {
+  const out = new Map<string, fs.BigIntStats>();
+  for (const [i, rel] of rels.entries()) {
+    // A turn of the event loop now and then, as the walk of a whole tree takes.
+    if (i > 0 && i % 256 === 0) await new Promise((resolve) => setImmediate(resolve));
+    const st = fs.statSync(path.join(root, ...rel.split('/')), { bigint: true, throwIfNoEntry: false });
+    if (st?.isFile()) out.set(rel, st);
+  }
+  return out;
 }

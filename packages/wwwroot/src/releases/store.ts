@@ -71,6 +71,8 @@ export interface ReleaseStoreOptions {
 export type SwitchTimings = Partial<Record<'digest' | 'switch' | 'prune', number>> & {
   /** Files the digest read (the others were known). */
   read?: number;
+  /** Releases the prune removed. */
+  pruned?: number;
 };
 
 const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
@@ -283,7 +285,7 @@ export class ReleaseStore {
     await this.swapLink(p, manifest.id);
     timings.switch = since(t);
     t = process.hrtime.bigint();
-    await this.prune(p);
+    timings.pruned = await this.prune(p);
     timings.prune = since(t);
     return next;
   }
@@ -429,8 +431,11 @@ export class ReleaseStore {
     });
   }
 
-  /** Removes releases beyond `keep`, never the live one nor the previous one within its grace. */
-  private async prune(p: PrefixPaths): Promise<void> {
+  /**
+   * Removes releases beyond `keep`, never the live one nor the previous one within its grace.
+   * Returns how many it removed.
+   */
+  private async prune(p: PrefixPaths): Promise<number> {
     const all = await this.listOf(p);
     const live = all.find((r) => r.live);
     const protect = new Set<string>();
@@ -447,13 +452,16 @@ export class ReleaseStore {
       kept.splice(idx, 1);
     }
     const keepIds = new Set(kept.map((r) => r.id));
+    let removed = 0;
     for (const r of all) {
       if (keepIds.has(r.id)) continue;
       // The manifest goes first: a folder without one is debris that recover removes.
       await fs.rm(manifestPath(p, r.id), { force: true });
       await fs.rm(sumsPath(p, r.id), { force: true });
       await fs.rm(releaseDir(p, r.id), { recursive: true, force: true });
+      removed++;
     }
+    return removed;
   }
 
   /** The file to serve from the previous release for a path the live one removed, within grace. */

@@ -230,21 +230,34 @@ describe('PUT /wwwroot/api/sync/upload: one file as the whole body', () => {
     expect(tempFilesUnder(host.contracts)).toEqual([]);
   });
 
-  it('forgets a client that leaves mid-body: no temporary file, the old file kept, the host runs on', async () => {
-    const host = await start();
-    const conn = await rawConnection(host.url);
-    conn.write(
-      `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: 1000000\r\n\r\n`,
-    );
-    conn.write(Buffer.alloc(300_000, 0x7a));
-    const dir = path.join(host.contracts, 'HDS');
-    await waitFor(() => tempFilesUnder(dir).length === 1);
-    conn.destroy();
-    await waitFor(() => tempFilesUnder(dir).length === 0);
-    expect(fs.readdirSync(dir)).toEqual(['page.html']);
-    expect(page(host)).toBe('<p>v1</p>');
-    expect((await put(host, { filePath: 'HDS/page.html' }, 'after')).status).toBe(200);
-  });
+  // Small bodies are written on the main thread, big ones (8 MiB or more declared) on the upload write thread.
+  const cuts = [
+    { body: 'small', declared: 1_000_000, sent: 300_000 },
+    { body: 'big', declared: 20 * 1024 * 1024, sent: 10 * 1024 * 1024 },
+  ];
+
+  it.each(cuts)(
+    'forgets a client that leaves mid-body ($body): no temporary file, the old file kept, the host runs on',
+    async ({ declared, sent }) => {
+      const host = await start({ maxFileBytes: 32 * 1024 * 1024 });
+      const conn = await rawConnection(host.url);
+      conn.write(
+        `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${declared}\r\n\r\n`,
+      );
+      conn.write(Buffer.alloc(sent, 0x7a));
+      const dir = path.join(host.contracts, 'HDS');
+      await waitFor(() => tempFilesUnder(dir).length === 1);
+      conn.destroy();
+      await waitFor(() => tempFilesUnder(dir).length === 0);
+      expect(fs.readdirSync(dir)).toEqual(['page.html']);
+      expect(page(host)).toBe('<p>v1</p>');
+      const next = Buffer.alloc(declared, 0x61);
+      expect(await (await put(host, { filePath: 'HDS/page.html' }, next)).json()).toMatchObject({
+        bytes: declared,
+        sha256: sha(next),
+      });
+    },
+  );
 
   it('over HTTP/2, stores a whole stream and nothing of one the client cancels mid-body', async () => {
     const host = await start({ tls: true });
@@ -274,27 +287,30 @@ describe('PUT /wwwroot/api/sync/upload: one file as the whole body', () => {
     }
   });
 
-  it('answers an upload stalled mid-body 503 when the host stops, and removes its staged file', async () => {
-    const host = await start();
-    const conn = await rawConnection(host.url);
-    conn.write(
-      `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: 100000\r\n\r\n`,
-    );
-    conn.write(Buffer.alloc(60_000, 0x79)); // the rest never comes
-    const dir = path.join(host.contracts, 'HDS');
-    await waitFor(() => tempFilesUnder(dir).length === 1);
-    await host.close();
-    const text = await conn.until(/\r\n\r\n[\s\S]*\}/);
-    expect(text).toMatch(/^HTTP\/1\.1 503 /);
-    expect(text).toContain('host.stopping');
-    expect(tempFilesUnder(dir)).toEqual([]);
-    expect(page(host)).toBe('<p>v1</p>');
-    conn.destroy();
-  });
+  it.each(cuts)(
+    'answers an upload stalled mid-body ($body) 503 when the host stops, and removes its staged file',
+    async ({ declared, sent }) => {
+      const host = await start({ maxFileBytes: 32 * 1024 * 1024 });
+      const conn = await rawConnection(host.url);
+      conn.write(
+        `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${declared}\r\n\r\n`,
+      );
+      conn.write(Buffer.alloc(sent, 0x79)); // the rest never comes
+      const dir = path.join(host.contracts, 'HDS');
+      await waitFor(() => tempFilesUnder(dir).length === 1);
+      await host.close();
+      const text = await conn.until(/\r\n\r\n[\s\S]*\}/);
+      expect(text).toMatch(/^HTTP\/1\.1 503 /);
+      expect(text).toContain('host.stopping');
+      expect(tempFilesUnder(dir)).toEqual([]);
+      expect(page(host)).toBe('<p>v1</p>');
+      conn.destroy();
+    },
+  );
 });
 
-// A body declared at 8 MiB or more is hashed and written on the upload write thread
-// (docs/sync.md "One big file"): the same answers, the same clean-up, over both protocols.
+// A body declared at 8 MiB or more is hashed and written on the upload write thread (docs/sync.md
+// "Speed"): the same answers over both protocols (the cuts above take that path too).
 describe('PUT /wwwroot/api/sync/upload: a big body, written off the main thread', () => {
   const MiB = 1024 * 1024;
   const big = (size: number, seed: number) => Buffer.from(Array.from({ length: size }, (_, i) => (i * 7 + seed) % 251));
@@ -338,41 +354,5 @@ describe('PUT /wwwroot/api/sync/upload: a big body, written off the main thread'
       session.close();
     }
     expect(tempFilesUnder(host.contracts)).toEqual([]);
-  });
-
-  it('forgets a client that leaves mid-body: no temporary file, the old file kept, the next big body taken', async () => {
-    const host = await start({ maxFileBytes: 32 * MiB });
-    const conn = await rawConnection(host.url);
-    conn.write(
-      `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${20 * MiB}\r\n\r\n`,
-    );
-    conn.write(Buffer.alloc(10 * MiB, 0x7a));
-    const dir = path.join(host.contracts, 'HDS');
-    await waitFor(() => tempFilesUnder(dir).length === 1);
-    conn.destroy();
-    await waitFor(() => tempFilesUnder(dir).length === 0);
-    expect(fs.readdirSync(dir)).toEqual(['page.html']);
-    expect(page(host)).toBe('<p>v1</p>');
-    const next = big(8 * MiB, 4);
-    const res = await put(host, { filePath: 'HDS/page.html' }, next);
-    expect(await res.json()).toMatchObject({ bytes: next.length, sha256: sha(next) });
-  });
-
-  it('answers a big upload stalled mid-body 503 when the host stops, and removes its staged file', async () => {
-    const host = await start({ maxFileBytes: 32 * MiB });
-    const conn = await rawConnection(host.url);
-    conn.write(
-      `PUT ${target({ filePath: 'HDS/page.html' })} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: ${16 * MiB}\r\n\r\n`,
-    );
-    conn.write(Buffer.alloc(9 * MiB, 0x79)); // the rest never comes
-    const dir = path.join(host.contracts, 'HDS');
-    await waitFor(() => tempFilesUnder(dir).length === 1);
-    await host.close();
-    const text = await conn.until(/\r\n\r\n[\s\S]*\}/);
-    expect(text).toMatch(/^HTTP\/1\.1 503 /);
-    expect(text).toContain('host.stopping');
-    expect(tempFilesUnder(dir)).toEqual([]);
-    expect(page(host)).toBe('<p>v1</p>');
-    conn.destroy();
   });
 });

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fuzzOptions } from '@ack/host/test-support';
 import { digestCacheFile } from './local-digests.js';
-import { sha256Text } from './node-crypto.js';
+import { nodeCrypto, sha256Text } from './node-crypto.js';
 
 // The local digest cache file is named after the SHA-256 of the folder's real path, now computed
 // without node:crypto (docs/sync.md "Speed"): the name must stay what node:crypto gave, or an
@@ -17,6 +17,20 @@ const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe('nodeCrypto', () => {
+  it('is node:crypto, also where Node has no process.getBuiltinModule (22.0 to 22.2)', () => {
+    expect(nodeCrypto().createHash).toBe(createHash);
+    const own = Object.getOwnPropertyDescriptor(process, 'getBuiltinModule');
+    Object.defineProperty(process, 'getBuiltinModule', { value: undefined, configurable: true, writable: true });
+    try {
+      expect(nodeCrypto().createHash).toBe(createHash);
+    } finally {
+      if (own) Object.defineProperty(process, 'getBuiltinModule', own);
+      else delete (process as { getBuiltinModule?: unknown }).getBuiltinModule;
+    }
+  });
 });
 
 describe('sha256Text', () => {

@@ -1,12 +1,18 @@
 import type * as NodeCrypto from 'node:crypto';
+import { createRequire } from 'node:module';
 
 // `node:crypto` is taken at its first use, not when the command loads: a push that hashes nothing
 // (a no-op, every digest kept in the local digest cache) never loads it, which spared about 2 to
 // 3 ms of each such push (docs/sync.md "Speed"). The one hash every push makes, the name of the
 // folder's cache file, is `sha256Text` below, in JavaScript.
 
-/** Node's `node:crypto`, loaded by the first call. */
-export const nodeCrypto = (): typeof NodeCrypto => process.getBuiltinModule('node:crypto');
+/**
+ * Node's `node:crypto`, loaded by the first call: `process.getBuiltinModule` (Node 20.16 and 22.3
+ * on), else `require` (Node 22.0 to 22.2, which the package's engines also take).
+ */
+export const nodeCrypto = (): typeof NodeCrypto =>
+  (process.getBuiltinModule as typeof process.getBuiltinModule | undefined)?.('node:crypto') ??
+  (createRequire(import.meta.url)('node:crypto') as typeof NodeCrypto);
 
 /** The SHA-256 round constants (FIPS 180-4, 4.2.2). */
 const K = new Uint32Array([

@@ -176,7 +176,7 @@ export function saveLocal(folder: LocalFolder): void {
  * not known).
  */
 const expectedListing = (folder: LocalFolder) =>
-  folder.known.listing?.base === folder.base ? folder.known.listing.text : listingOf(folder.files);
+  folder.known.listing?.base === folder.base ? folder.known.listing.bytes : listingOf(folder.files);
 
 /** What one host holds compared with the folder, or why it could not be asked. */
 export interface HostDelta {

@@ -58,6 +58,20 @@ describe('parseListing', () => {
     expect(() => readListing(`${expected}${closing}${closing}`, expected)).toThrow(/after its closing line/);
     expect(() => readListing(`${expected}${closing}x`, expected)).toThrow(/after its closing line/);
     expect(readListing(`${expected}${closing}`, undefined)).toMatchObject({ same: false });
+
+    // The same as bytes (the host's answer and the cache file's listing are compared undecoded),
+    // a path beyond ASCII included.
+    const wide = listingOf([...files, { remotePath: 'HDS/é 文 😀', size: 3, sha256: SHA }])!;
+    const bytes = (text: string) => Buffer.from(text, 'utf8');
+    expect(readListing(bytes(`${wide}${closing}`), bytes(wide))).toEqual({ same: true, batch: offer });
+    expect(readListing(bytes(`${wide}${closing}`), wide)).toEqual({ same: true, batch: offer });
+    const other = wide.replace('😀', '😁');
+    expect(readListing(bytes(`${other}${closing}`), bytes(wide))).toEqual({
+      same: false,
+      ...parseListing(`${other}${closing}`),
+    });
+    expect(readListing(bytes(closing), bytes(wide))).toMatchObject({ same: false, entries: new Map() });
+    expect(() => readListing(bytes(`${wide}${closing}x`), bytes(wide))).toThrow(/after its closing line/);
   });
 
   /** The reader as it was before it read the host's own lines without JSON.parse: one JSON.parse a line. */

@@ -53,7 +53,7 @@ export interface RequestInit {
 interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
-  text: string;
+  bytes: Buffer;
 }
 
 /** Thrown when a host does not answer within the time allowed for one attempt. */
@@ -101,7 +101,7 @@ async function exchange(url: URL, init: RequestInit, timeoutMs: number): Promise
         settle(undefined, {
           status: res.statusCode ?? 0,
           headers: res.headers,
-          text: Buffer.concat(chunks).toString('utf8'),
+          bytes: Buffer.concat(chunks),
         }),
       );
     });
@@ -126,12 +126,15 @@ async function exchange(url: URL, init: RequestInit, timeoutMs: number): Promise
 
 /**
  * One request to one host, retried with back-off on network errors, 429 and 5xx. `init` builds
- * the request anew for each attempt (a body can be sent once). Never throws.
+ * the request anew for each attempt (a body can be sent once). Never throws. The body of a 2xx
+ * answer is its text (parsed when it is JSON), or with `bytes` the bytes as they came (a listing
+ * compared whole with one kept: docs/sync.md "Speed").
  */
 export async function request(
   url: string,
   init: () => Promise<RequestInit> | RequestInit,
   settings: RequestSettings = DEFAULT_REQUEST,
+  options: { bytes?: boolean } = {},
 ): Promise<Outcome> {
   const target = new URL(url);
   const origin = target.origin;
@@ -156,7 +159,9 @@ export async function request(
       }
       return { url, ok: false, error: `cannot reach ${origin} (${reason})`, exit: EXIT.failed };
     }
-    const text = response.text;
+    const ok = response.status >= 200 && response.status < 300;
+    if (ok && options.bytes) return { url, ok: true, status: response.status, body: response.bytes, exit: EXIT.ok };
+    const text = response.bytes.toString('utf8');
     let body: unknown = text;
     if ((response.headers['content-type'] ?? '').includes('json')) {
       try {
@@ -165,7 +170,6 @@ export async function request(
         /* keep the text */
       }
     }
-    const ok = response.status >= 200 && response.status < 300;
     if (ok) return { url, ok: true, status: response.status, body, exit: EXIT.ok };
     if (isRetryable({ status: response.status }) && attempt < settings.retry.retries) {
       const retryAfter = response.headers['retry-after'];

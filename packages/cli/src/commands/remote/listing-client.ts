@@ -117,30 +117,42 @@ export function listingOf(
 
 /**
  * Reads a listing, as `parseListing` does, unless it is `expected` (from `listingOf` of the local
- * files) and its closing line: then the host holds exactly the local files, which one comparison
- * of the whole text tells, with no line read apart (docs/sync.md "Speed").
+ * files, or as the local digest cache kept it) and its closing line: then the host holds exactly
+ * the local files, which one comparison of the whole text tells, with no line read apart
+ * (docs/sync.md "Speed"). The listing and `expected` may be bytes (UTF-8), as they came from the
+ * host and from the cache file: then they are compared as bytes, and the listing is decoded only
+ * when it differs.
  */
 export function readListing(
-  text: string,
-  expected: string | undefined,
+  listing: string | Buffer,
+  expected: string | Buffer | undefined,
 ): ({ same: true } | ({ same: false } & ParsedListing)) & { batch?: BatchOffer } {
-  // A slice compared whole is one memory comparison; startsWith goes character by character.
-  if (expected !== undefined && text.slice(0, expected.length) === expected) {
-    const closing = text.slice(expected.length);
-    if (closing.indexOf('\n') === closing.length - 1) {
-      let done: unknown;
-      try {
-        done = JSON.parse(closing);
-      } catch {
-        done = undefined;
-      }
-      if (typeof done === 'object' && done !== null && (done as { done?: unknown }).done === true) {
-        const batch = (done as { batch?: unknown }).batch;
-        return { same: true, batch: isOffer(batch) ? batch : undefined };
-      }
+  const closing = expected === undefined ? undefined : after(listing, expected);
+  if (closing !== undefined && closing.indexOf('\n') === closing.length - 1) {
+    let done: unknown;
+    try {
+      done = JSON.parse(closing);
+    } catch {
+      done = undefined;
+    }
+    if (typeof done === 'object' && done !== null && (done as { done?: unknown }).done === true) {
+      const batch = (done as { batch?: unknown }).batch;
+      return { same: true, batch: isOffer(batch) ? batch : undefined };
     }
   }
-  return { same: false, ...parseListing(text) };
+  return { same: false, ...parseListing(typeof listing === 'string' ? listing : listing.toString('utf8')) };
+}
+
+/** The text of `listing` after `expected`, when it starts with it; undefined when it does not. */
+function after(listing: string | Buffer, expected: string | Buffer): string | undefined {
+  if (typeof listing === 'string' && typeof expected === 'string')
+    // A slice compared whole is one memory comparison; startsWith goes character by character.
+    return listing.slice(0, expected.length) === expected ? listing.slice(expected.length) : undefined;
+  const bytes = typeof listing === 'string' ? Buffer.from(listing, 'utf8') : listing;
+  const mine = typeof expected === 'string' ? Buffer.from(expected, 'utf8') : expected;
+  // Bytes equal are texts equal (UTF-8 is one encoding per text); the whole text is never decoded.
+  if (bytes.length < mine.length || bytes.compare(mine, 0, mine.length, 0, mine.length) !== 0) return undefined;
+  return bytes.toString('utf8', mine.length);
 }
 
 export type ListingResult =
@@ -161,7 +173,7 @@ export async function fetchListing(
   module: string,
   prefix: string | undefined,
   settings: RequestSettings,
-  expected: Promise<string | undefined> = Promise.resolve(undefined),
+  expected: Promise<string | Buffer | undefined> = Promise.resolve(undefined),
 ): Promise<ListingResult> {
   const query = new URLSearchParams({ moduleName: module, prefix: joinRemote(undefined, prefix ?? '') });
   const outcome = {
@@ -169,6 +181,7 @@ export async function fetchListing(
       `${baseUrl(url)}/wwwroot/api/sync/list?${query}`,
       () => ({ headers: { Authorization: basicAuthorization(token), Accept: 'application/x-ndjson' } }),
       settings,
+      { bytes: true },
     )),
     url: baseUrl(url),
   };
@@ -176,11 +189,11 @@ export async function fetchListing(
     if (outcome.status === 404 || outcome.status === 405) return { kind: 'unsupported', status: outcome.status };
     return { kind: 'failed', outcome };
   }
-  // A one-line listing (an empty folder) is itself valid JSON, which the reader has parsed already.
-  const text = typeof outcome.body === 'string' ? outcome.body : `${JSON.stringify(outcome.body)}\n`;
+  // The body's bytes as they came (`bytes`), never parsed as one JSON document.
+  const body = outcome.body as Buffer;
   const mine = await expected.catch(() => undefined);
   try {
-    const listing = readListing(text, mine);
+    const listing = readListing(body, mine);
     return listing.same
       ? { kind: 'same', batch: listing.batch }
       : { kind: 'listing', entries: listing.entries, batch: listing.batch };

@@ -48,7 +48,9 @@ export function savePending(
   const doc = Object.fromEntries([...next].filter(([, s]) => s.size > 0).map(([u, s]) => [u, [...s].sort()]));
   const file = fileOf(root);
   try {
-    if (Object.keys(doc).length === 0) fs.rmSync(file, { force: true });
+    // unlinkSync, not rmSync: rmSync loads Node's recursive remover, which a push that has
+    // nothing pending (the common case) would load only to find no file.
+    if (Object.keys(doc).length === 0) fs.unlinkSync(file);
     else fs.writeFileSync(file, JSON.stringify(doc));
   } catch {
     // A cache that cannot be written costs a file sent again, or not: never the push.

@@ -242,27 +242,6 @@ describe('ack sync upload <dir>: speed without less certainty', () => {
     expect(fs.readFileSync(path.join(h.contracts, 'HDS', 'b.html'), 'utf8')).toBe('BBB');
   });
 
-  it('loads no node:crypto for a push that hashes nothing (every digest kept), and says the same', async () => {
-    const h = await host();
-    const dir = workDir(cleanups, { 'a.html': 'aaa', 'sub/b.html': 'bb' });
-    expect((await push(dir, h.url)).hosts[0]).toMatchObject({ created: 2 });
-    // Older than the cache's 2 s: the next push keeps their digests.
-    await new Promise((r) => setTimeout(r, 2100));
-    expect((await push(dir, h.url)).hosts[0]).toMatchObject({ unchanged: 2 });
-    // Node's own modules the command loaded, as it names them (`NativeModule crypto`).
-    const record = workDir(cleanups, {
-      'preload.cjs': `process.on('exit', () => require('node:fs').writeFileSync(__dirname + '/loaded.txt', process.moduleLoadList.join('\\n')));`,
-    });
-    const noop = await runAck(['sync', 'upload', dir, '--module', 'wwwroot', '--path', 'HDS', '--url', h.url], {
-      env: { ...env, NODE_OPTIONS: `--require ${path.join(record, 'preload.cjs')}` },
-    });
-    expect(noop.code, noop.stderr).toBe(0);
-    expect(noop.stdout).toBe(`nothing to send to ${h.url}: 2 files unchanged\n`);
-    const loaded = fs.readFileSync(path.join(record, 'loaded.txt'), 'utf8').split('\n');
-    expect(loaded).toContain('NativeModule http');
-    expect(loaded.filter((m) => /^NativeModule (internal\/)?crypto\b/.test(m))).toEqual([]);
-  });
-
   it('streams a file over 1 MiB on its own, checked against the digest of what went out', async () => {
     const h = await host();
     const big = Buffer.alloc(3 * 1024 * 1024 + 17, 'x');

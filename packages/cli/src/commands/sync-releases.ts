@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
 import { EXIT } from '../exit-codes.js';
 import {
@@ -9,7 +10,6 @@ import {
   type RemoteOptions,
 } from './remote/options.js';
 import { fetchListing, type RemoteEntry } from './remote/listing-client.js';
-import { nodeCrypto } from './remote/node-crypto.js';
 import { exitCodeFor, type Outcome } from './remote/outcome.js';
 import {
   listLiveReleases,
@@ -199,7 +199,7 @@ async function statusCommand(options: ReleaseOptions): Promise<number> {
         return { url, ok: false, error: failure.error };
       }
       const lines = [...listing.entries.values()].map((e) => `${e.path}\0${e.sha256}\n`).sort();
-      const digest = `sha256:${nodeCrypto().createHash('sha256').update(lines.join('')).digest('hex')}`;
+      const digest = `sha256:${createHash('sha256').update(lines.join('')).digest('hex')}`;
       const target = { url, token, module: options.module, settings };
       let releases: Map<string, string | null>;
       let live: string | undefined;

@@ -1,4 +1,4 @@
-import { nodeCrypto } from './node-crypto.js';
+import { createHash } from 'node:crypto';
 
 /** `Authorization: Basic base64("<token>:")`, the form the original's sync clients send. */
 export function basicAuthorization(token: string): string {
@@ -13,5 +13,5 @@ export function basicAuthorization(token: string): string {
 export function hostAccessHeader(id: string): string {
   const value = id.trim();
   if (/^[0-9a-f]{64}$/.test(value)) return value;
-  return nodeCrypto().createHash('sha256').update(value, 'utf8').digest('hex');
+  return createHash('sha256').update(value, 'utf8').digest('hex');
 }

@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { BodyWriter } from './http.js';
-import { nodeCrypto } from './node-crypto.js';
 import type { SentFile } from './multipart-body.js';
 
 // A file sent as the whole body of a request (docs/wire-formats.md "Sync upload of one file"):
@@ -40,7 +40,7 @@ export async function fileBody(file: string): Promise<FileBody> {
     const handle = await fs.promises.open(file, 'r');
     try {
       if ((await handle.stat()).size !== size) throw changedWhileSent(file, size);
-      const hash = nodeCrypto().createHash('sha256');
+      const hash = createHash('sha256');
       // Two buffers, used in turn: one is read (and hashed) while the other is being sent. A
       // buffer is read into again only once its write was taken: no allocation per chunk (which
       // costs page faults and garbage collections over a big file; docs/sync.md "Speed").

@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { nodeCrypto } from './node-crypto.js';
 import { isIgnoredName } from './path-mapping.js';
 
 /** Files up to this size are read in one call; bigger ones are streamed. */
@@ -15,7 +15,7 @@ export async function hashFile(file: string): Promise<{ size: number; sha256: st
   const handle = await fs.promises.open(file, 'r');
   try {
     const { size } = await handle.stat();
-    const hash = nodeCrypto().createHash('sha256');
+    const hash = createHash('sha256');
     if (size <= READ_WHOLE_BYTES) {
       const data = await handle.readFile();
       return { size: data.length, sha256: hash.update(data).digest('hex') };

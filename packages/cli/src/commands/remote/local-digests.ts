@@ -1,8 +1,8 @@
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ScannedFile } from './files.js';
-import { nodeCrypto, sha256Text } from './node-crypto.js';
 
 // The local digest cache (docs/sync.md "The local digest cache"): the SHA-256 of each file of a
 // synced folder, kept between runs under the user's cache folder, so that a push does not read
@@ -49,7 +49,7 @@ interface CacheLocation {
 
 function locate(root: string, env: NodeJS.ProcessEnv = process.env): CacheLocation {
   const real = fs.realpathSync(root);
-  const key = sha256Text(real).slice(0, 32);
+  const key = createHash('sha256').update(real).digest('hex').slice(0, 32);
   const dir = path.join(userCacheDir(env), 'ack', 'sync-digests');
   return { real, file: path.join(dir, `${key}.digests`), legacy: path.join(dir, `${key}.json`) };
 }
@@ -251,7 +251,7 @@ export function saveDigestCache(
     const text = listing && kept.length === files.length ? listing.text() : undefined;
     const data = formatDigestCache(real, kept, text === undefined ? undefined : { base: listing!.base, text });
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const temp = `${file}.${nodeCrypto().randomBytes(6).toString('hex')}.tmp`;
+    const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     fs.writeFileSync(temp, data);
     try {
       fs.renameSync(temp, file);

@@ -1,7 +1,7 @@
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RequestInit } from './http.js';
-import { nodeCrypto } from './node-crypto.js';
 
 // The `multipart/form-data` bodies the sync client sends (docs/wire-formats.md "Sync batch"),
 // written here rather than through `FormData` and file blobs: each file is read once, and its
@@ -52,7 +52,7 @@ function partHeader(boundary: string, part: FormPart): string {
  * `ENOENT`, ...) when a file cannot be read, before anything is sent.
  */
 export function multipartBuffer(parts: readonly FormPart[], attempts = 3): MultipartBody {
-  const boundary = `ack-${nodeCrypto().randomBytes(12).toString('hex')}`;
+  const boundary = `ack-${randomBytes(12).toString('hex')}`;
   const closing = `--${boundary}--${CRLF}`;
   const fds: number[] = [];
   try {
@@ -84,11 +84,7 @@ export function multipartBuffer(parts: readonly FormPart[], attempts = 3): Multi
         at += named(part.file, () => readInto(fd, body, at, sizes[i]! + 1));
         if (at - start > sizes[i]!) return grown(parts, fds, part.file, attempts - 1);
         const data = body.subarray(start, at);
-        sent.push({
-          file: part.file,
-          bytes: data.length,
-          sha256: nodeCrypto().createHash('sha256').update(data).digest('hex'),
-        });
+        sent.push({ file: part.file, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') });
       }
       at += body.write(CRLF, at);
     }
@@ -133,7 +129,7 @@ function grown(parts: readonly FormPart[], fds: number[], file: string, attempts
  * it goes out. The files are opened now, so that a missing one fails before the request starts.
  */
 export async function multipartStream(parts: readonly FormPart[]): Promise<MultipartBody> {
-  const boundary = `ack-${nodeCrypto().randomBytes(12).toString('hex')}`;
+  const boundary = `ack-${randomBytes(12).toString('hex')}`;
   const sent: SentFile[] = [];
   const handles = new Map<FormPart, fs.promises.FileHandle>();
   try {
@@ -148,7 +144,7 @@ export async function multipartStream(parts: readonly FormPart[]): Promise<Multi
         yield Buffer.from(partHeader(boundary, part));
         const handle = handles.get(part);
         if (handle && 'file' in part) {
-          const hash = nodeCrypto().createHash('sha256');
+          const hash = createHash('sha256');
           let bytes = 0;
           // A fresh buffer per chunk (the one handed on may still be queued for the socket), and
           // the next chunk is read while this one is sent.

@@ -1,7 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { basicAuthorization } from './credentials.js';
 import { fileBody, type FileBody } from './file-body.js';
 import { baseUrl, request, type RequestSettings } from './http.js';
-import { nodeCrypto } from './node-crypto.js';
 import { EXIT } from '../../exit-codes.js';
 import type { Outcome } from './outcome.js';
 
@@ -99,7 +99,7 @@ export const stageRelease = (t: ReleaseTarget, id: string) => call(t, 'POST', '/
 /** A new release id in the host's own form: `r-<UTC time to the millisecond>-<4 hex digits>`. */
 export function newReleaseId(now = new Date()): string {
   const time = now.toISOString().replace(/[-:.]/g, '');
-  return `r-${time}-${nodeCrypto().randomBytes(2).toString('hex')}`;
+  return `r-${time}-${randomBytes(2).toString('hex')}`;
 }
 
 /** `POST /stage/<id>/commit`: the switch; the manifest now live in `body`. */

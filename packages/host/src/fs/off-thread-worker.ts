@@ -12,7 +12,8 @@ import type * as nodeWorkerThreads from 'node:worker_threads';
  * Messages in, per job `id`: `open` (the descriptor the main thread opened), `chunks` (bytes, in
  * order), `end` (flush and answer the digest), `drop` (stop; answer once nothing touches the
  * descriptor any more). Messages out: `progress` (bytes written so far), `done` (digest),
- * `failed` (the first write or flush error: code and message), `dropped`.
+ * `failed` (the first write or flush error: code and message), `dropped`. `progress` follows every
+ * `chunks` message.
  */
 
 /** What the main thread sends. */
@@ -34,14 +35,11 @@ export function hashWriteThreadMain(load: (id: string) => unknown): void {
   const fs = load('node:fs') as typeof nodeFs;
   const { createHash } = load('node:crypto') as typeof nodeCrypto;
   const port = parentPort!;
-  /** A progress message after at least this many bytes written. */
-  const PROGRESS_BYTES = 1024 * 1024;
 
   interface Job {
     fd: number;
     hash: nodeCrypto.Hash;
     written: number;
-    reported: number;
     flushEvery: number;
     flushedUpTo: number;
     /** The background flush in flight, if any. */
@@ -84,7 +82,6 @@ export function hashWriteThreadMain(load: (id: string) => unknown): void {
         fd: m.fd,
         hash: createHash('sha256'),
         written: 0,
-        reported: 0,
         flushEvery: m.flushEvery,
         flushedUpTo: 0,
         failed: false,
@@ -109,10 +106,8 @@ export function hashWriteThreadMain(load: (id: string) => unknown): void {
         fail(m.id, job, err);
         return;
       }
-      if (job.written - job.reported >= PROGRESS_BYTES) {
-        job.reported = job.written;
-        send({ op: 'progress', id: m.id, written: job.written });
-      }
+      // After every message (about 1 MiB): the main thread bounds what waits on this thread by it.
+      send({ op: 'progress', id: m.id, written: job.written });
       flushBehind(m.id, job);
       return;
     }

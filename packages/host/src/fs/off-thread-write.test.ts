@@ -143,4 +143,22 @@ describe('writeOffThread', () => {
       expect(fs.readFileSync(files[i]!.file).equals(body)).toBe(true);
     }
   });
+
+  it('writes many bodies at once, past the bound on what all of them may hold in flight together, each whole', async () => {
+    // 48 bodies of 1.5 MiB arriving at once: 72 MiB, more than the thread lets wait on it in all.
+    const bodies = Array.from({ length: 48 }, (_, i) => Buffer.alloc(1536 * 1024 + i, i));
+    const files = bodies.map(() => freshFd());
+    const chunked = (body: Buffer) =>
+      Readable.from(
+        Array.from({ length: 24 }, (_, k) =>
+          Buffer.from(body.subarray(k * 65536, (k + 1) * 65536 + (k === 23 ? 64 : 0))),
+        ),
+      );
+    const results = await Promise.all(bodies.map((body, i) => writeOffThread(files[i]!.fd, chunked(body), options())));
+    for (const [i, body] of bodies.entries()) {
+      fs.closeSync(files[i]!.fd);
+      expect(results[i]).toEqual({ bytes: body.length, sha256: sha(body) });
+      expect(fs.readFileSync(files[i]!.file).equals(body)).toBe(true);
+    }
+  });
 });

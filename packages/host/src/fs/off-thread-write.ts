@@ -12,11 +12,18 @@ import { hashWriteThreadMain, type FromHashWriteThread, type ToHashWriteThread }
  * into the descriptor the main thread opened: the main thread only parses, and the garbage is
  * collected in the thread's small heap, where a full collection costs about a millisecond.
  *
- * At most `IN_FLIGHT_BYTES` of a job wait on the thread; past that, reading the body waits.
+ * At most `IN_FLIGHT_BYTES` of a job, and `ALL_IN_FLIGHT_BYTES` of all jobs together, wait on
+ * the thread; past either, reading the body waits (the socket's own flow control holds the rest),
+ * so that many big uploads at once cannot fill the host's memory.
  */
 
-/** Bytes sent to the thread and not yet written, past which the body is not read on. */
+/** Bytes of one job sent to the thread and not yet written, past which its body is not read on. */
 const IN_FLIGHT_BYTES = 8 * 1024 * 1024;
+/**
+ * The same for all jobs of the thread together (each job may add the one message it sends before
+ * it waits: the bound is this plus about 1 MiB per upload).
+ */
+const ALL_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 /** Bytes of chunks sent to the thread in one message. */
 const MESSAGE_BYTES = 1024 * 1024;
 /** After this many thread failures in a process, big uploads stay on the main thread. */
@@ -27,6 +34,8 @@ interface Job {
   /** Chunks not yet sent to the thread, and their bytes. */
   queued: Uint8Array[];
   queuedBytes: number;
+  /** Bytes sent to the thread, and those it has written. */
+  sent: number;
   written: number;
   sha256?: string;
   failure?: Error;
@@ -65,7 +74,15 @@ class HashWriteThread {
   }
 
   open(fd: number, flushEvery: number, onFailure: (err: Error) => void): Job {
-    const job: Job = { id: this.nextId++, queued: [], queuedBytes: 0, written: 0, dropped: false, onFailure };
+    const job: Job = {
+      id: this.nextId++,
+      queued: [],
+      queuedBytes: 0,
+      sent: 0,
+      written: 0,
+      dropped: false,
+      onFailure,
+    };
     this.jobs.set(job.id, job);
     this.post({ op: 'open', id: job.id, fd, flushEvery });
     return job;
@@ -88,6 +105,8 @@ class HashWriteThread {
   send(job: Job): void {
     if (job.queued.length === 0) return;
     const chunks = job.queued;
+    job.sent += job.queuedBytes;
+    this.inFlight += job.queuedBytes;
     job.queued = [];
     job.queuedBytes = 0;
     this.post(
@@ -106,7 +125,19 @@ class HashWriteThread {
   }
 
   forget(job: Job): void {
-    this.jobs.delete(job.id);
+    if (!this.jobs.delete(job.id)) return;
+    this.settle(job, job.sent);
+  }
+
+  /** Bytes of all jobs sent and not yet written (a job's few queued bytes are its own to bound). */
+  inFlight = 0;
+
+  /** Takes note that `job` has `written` bytes behind it, and wakes every job that may go on. */
+  private settle(job: Job, written: number): void {
+    this.inFlight -= written - job.written;
+    job.written = written;
+    for (const other of this.jobs.values()) other.wake?.();
+    job.wake?.();
   }
 
   private post(message: ToHashWriteThread, transfer?: ArrayBuffer[]): void {
@@ -116,8 +147,8 @@ class HashWriteThread {
   private receive(m: FromHashWriteThread): void {
     const job = this.jobs.get(m.id);
     if (!job) return;
-    if (m.op === 'progress') job.written = m.written;
-    else if (m.op === 'done') job.sha256 = m.sha256;
+    if (m.op === 'progress') return this.settle(job, m.written);
+    if (m.op === 'done') job.sha256 = m.sha256;
     else if (m.op === 'dropped') job.dropped = true;
     else {
       const { code, syscall, errno } = m;
@@ -193,9 +224,14 @@ export async function writeOffThread(
       bytes += chunk.length;
       if (bytes > options.maxBytes) throw options.tooLarge();
       thread.write(job, chunk, options.chunksOwned);
-      if (bytes - job.written > IN_FLIGHT_BYTES) {
+      if (bytes - job.written > IN_FLIGHT_BYTES || thread.inFlight > ALL_IN_FLIGHT_BYTES) {
         thread.send(job);
-        await until(job, () => job.failure !== undefined || bytes - job.written <= IN_FLIGHT_BYTES / 2);
+        await until(
+          job,
+          () =>
+            job.failure !== undefined ||
+            (bytes - job.written <= IN_FLIGHT_BYTES / 2 && thread.inFlight <= ALL_IN_FLIGHT_BYTES),
+        );
       }
     }
     if (job.failure) throw job.failure;

@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { DigestCache } from '../sync/digest-cache.js';
 import type { ReleaseManifest, ReleaseStore } from './store.js';
-import { statTree } from './tree-digest.js';
+import { statFiles, statTree } from './tree-digest.js';
 
 /**
  * After a switch (a commit or a rollback), the listing's digest cache learns the live release's
@@ -34,16 +33,4 @@ export async function seedListingDigests(
     taken++;
   }
   return taken;
-}
-
-/** The facts of these files of the tree at `root`; a file that is not there (any more) is left out. */
-async function statFiles(root: string, rels: readonly string[]): Promise<Map<string, fs.BigIntStats>> {
-  const out = new Map<string, fs.BigIntStats>();
-  for (const [i, rel] of rels.entries()) {
-    // A turn of the event loop now and then, as the walk of a whole tree takes.
-    if (i > 0 && i % 256 === 0) await new Promise((resolve) => setImmediate(resolve));
-    const st = fs.statSync(path.join(root, ...rel.split('/')), { bigint: true, throwIfNoEntry: false });
-    if (st?.isFile()) out.set(rel, st);
-  }
-  return out;
 }

@@ -69,6 +69,20 @@ export async function statTree(root: string): Promise<Map<string, fs.BigIntStats
   return out;
 }
 
+/**
+ * The facts of these files of the tree at `root` (paths relative to it, `/` separated), a slice at
+ * a time as `statTree` takes them; a file that is not there (any more) is left out.
+ */
+export async function statFiles(root: string, rels: readonly string[]): Promise<Map<string, fs.BigIntStats>> {
+  const out = new Map<string, fs.BigIntStats>();
+  for (const [i, rel] of rels.entries()) {
+    if (i > 0 && i % SLICE === 0) await turn();
+    const st = fs.statSync(path.join(root, ...rel.split('/')), FACTS);
+    if (st?.isFile()) out.set(rel, st);
+  }
+  return out;
+}
+
 /** A file listed by the walk was gone (or no longer a file) when it was read: the tree changed meanwhile. */
 export class TreeChangedError extends Error {
   constructor(readonly file: string) {

@@ -213,11 +213,11 @@ export function createReleaseRouter(runtime: WwwrootRuntime, flow: UploadFlow, d
   return router;
 }
 
-/** The refresh and live-reload message of a switch, timed as `announce`. */
 /** The files a switch changed, relative to the prefix; none when they cannot be told. */
 const switchedFiles = (store: ReleaseStore, m: ReleaseManifest) =>
   store.switchedFiles(m.prefix, m.previous, m.id).catch(() => [] as string[]);
 
+/** The refresh and live-reload message of a switch, timed as `announce`. */
 async function timed(timings: SwitchTimings & { announce?: number }, announce: () => Promise<void>): Promise<void> {
   const t = process.hrtime.bigint();
   await announce();

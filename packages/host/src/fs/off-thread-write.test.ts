@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fuzzOptions } from '../test-support/fuzz.js';
 import { writeOffThread } from './off-thread-write.js';
 
 // The upload write thread (docs/sync.md "One big file"): what reaches the file and the digest is
@@ -65,7 +66,7 @@ describe('writeOffThread', () => {
           expect(whole.equals(copies)).toBe(true);
         },
       ),
-      { numRuns: 60 },
+      fuzzOptions(60),
     );
   });
 

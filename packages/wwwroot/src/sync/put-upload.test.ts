@@ -355,4 +355,37 @@ describe('PUT /wwwroot/api/sync/upload: a big body, written off the main thread'
     }
     expect(tempFilesUnder(host.contracts)).toEqual([]);
   });
+
+  it('over HTTP/2, keeps nothing of a big body the client cancels mid-body, and takes the next one', async () => {
+    const host = await start({ maxFileBytes: 32 * MiB, tls: true });
+    const session = http2.connect(host.host.tlsUrl!, { rejectUnauthorized: false });
+    session.on('error', () => undefined);
+    const dir = path.join(host.contracts, 'HDS');
+    try {
+      // 12 MiB declared, 9 MiB sent, then RST_STREAM (CANCEL) instead of the rest.
+      await new Promise<void>((resolve) => {
+        const stream = session.request({
+          ':method': 'PUT',
+          ':path': target({ filePath: 'HDS/page.html' }),
+          authorization: AUTH,
+          'content-length': String(12 * MiB),
+        });
+        stream.on('error', () => undefined);
+        stream.on('close', () => resolve());
+        stream.resume();
+        stream.write(big(9 * MiB, 5), () =>
+          waitFor(() => tempFilesUnder(dir).length === 1).then(() => stream.close(http2.constants.NGHTTP2_CANCEL)),
+        );
+      });
+      await waitFor(() => tempFilesUnder(dir).length === 0);
+      expect(page(host)).toBe('<p>v1</p>');
+      const next = big(8 * MiB, 6);
+      expect(await (await put(host, { filePath: 'HDS/page.html' }, next)).json()).toMatchObject({
+        bytes: next.length,
+        sha256: sha(next),
+      });
+    } finally {
+      session.close();
+    }
+  });
 });

@@ -50,6 +50,8 @@ class HashWriteThread {
   private readonly jobs = new Map<number, Job>();
   private nextId = 1;
   dead = false;
+  /** Bytes of all jobs sent and not yet written (a job's few queued bytes are its own to bound). */
+  inFlight = 0;
 
   constructor(onDeath: () => void) {
     this.worker = new Worker(`(${String(hashWriteThreadMain)})(require)`, { eval: true });
@@ -128,9 +130,6 @@ class HashWriteThread {
     if (!this.jobs.delete(job.id)) return;
     this.settle(job, job.sent);
   }
-
-  /** Bytes of all jobs sent and not yet written (a job's few queued bytes are its own to bound). */
-  inFlight = 0;
 
   /** Takes note that `job` has `written` bytes behind it, and wakes every job that may go on. */
   private settle(job: Job, written: number): void {

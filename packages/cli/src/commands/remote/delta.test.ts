@@ -145,6 +145,44 @@ describe('parseListing', () => {
   });
 });
 
+describe('readListing', () => {
+  it('reads a listing given as bytes as it reads its text, and never takes bytes that differ for the same (fuzz)', () => {
+    const name = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('a', 'ü/€', '\ufffd', 'd0/f1.html'));
+    const lines = fc.array(
+      fc.record({ path: name, size: fc.nat(9) }).map(({ path, size }) => `${entry(path, size)}\n`),
+      { maxLength: 5 },
+    );
+    const closing = fc.constantFrom(`${DONE}\n`, '{"done":false}\n', `${DONE}\n${DONE}\n`, `${DONE}`, '');
+    // Bytes a host could send that are not UTF-8, or that decode to U+FFFD as a kept text may hold.
+    const noise = fc.oneof(
+      fc.constant(Buffer.alloc(0)),
+      fc.uint8Array({ maxLength: 4 }).map((b) => Buffer.from(b)),
+    );
+    fc.assert(
+      fc.property(lines, lines, closing, noise, fc.boolean(), (host, kept, close, junk, sameLines) => {
+        const mine = (sameLines ? host : kept).join('');
+        const bytes = Buffer.concat([Buffer.from(host.join('')), junk, Buffer.from(close)]);
+        const text = bytes.toString('utf8');
+        const read = (f: () => unknown) => {
+          try {
+            return f();
+          } catch (err) {
+            return `throws ${(err as Error).message}`;
+          }
+        };
+        const asBytes = read(() => readListing(bytes, Buffer.from(mine)));
+        const asText = read(() => readListing(text, mine));
+        // Bytes that are their text's own encoding read the same either way.
+        if (Buffer.from(text).equals(bytes)) expect(asBytes).toEqual(asText);
+        // A listing taken as the kept one is, byte for byte, the kept one and a closing line.
+        if ((asBytes as { same?: boolean }).same === true)
+          expect(bytes.subarray(0, Buffer.byteLength(mine)).equals(Buffer.from(mine))).toBe(true);
+      }),
+      fuzzOptions(1000),
+    );
+  });
+});
+
 const local = (remotePath: string, sha256 = SHA, size = 1): LocalFile => ({
   file: `/x/${remotePath}`,
   remotePath,

@@ -315,7 +315,9 @@ describe('ack sync watch', () => {
         fs.existsSync(a) &&
         fs.existsSync(b) &&
         out.includes('Created HDS/sub/b.css') &&
-        out.includes('Created HDS/a.html'),
+        out.includes('Created HDS/a.html') &&
+        // The summary is written after the files' lines: waited for, not raced.
+        /initial push: /.test(out),
       { timeout: 20_000, message: () => `the initial push of both files; output so far:\n${out}` },
     );
     expect(out).toMatch(/initial push: 2 files/);
